@@ -1,0 +1,22 @@
+import type { Knex } from 'knex';
+
+import type { Config } from './config.ts';
+import type { Sealer } from './crypto.ts';
+
+/** Services by name; each path group adds its own through declaration merging in its services.ts. */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging
+export interface Services {}
+
+/** What every plugin may read from `server.app`. */
+export interface AppState {
+    services: Services;
+    config: Config;
+    knex: Knex;
+    sealer: Sealer;
+    /** Operations of the specs that have no handler yet, by operationId or handler name. */
+    missingOperations: string[];
+}
+
+declare module '@hapi/hapi' {
+    interface ServerApplicationState extends AppState {}
+}

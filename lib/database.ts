@@ -1,0 +1,101 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import knexFactory, { type Knex } from 'knex';
+
+export const MIGRATIONS_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
+
+export type DatabaseKind = 'sqlite' | 'mysql';
+
+export function databaseKind(databaseUrl: string): DatabaseKind {
+    return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'mysql';
+}
+
+/** knex options for `sqlite:<file>` (better-sqlite3) or `mysql://user:password@host:port/database` (mysql2). */
+export function knexConfig(databaseUrl: string): Knex.Config {
+    if (databaseKind(databaseUrl) === 'sqlite') {
+        const filename = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+        if (filename !== ':memory:') {
+            Fs.mkdirSync(Path.dirname(Path.resolve(filename)), { recursive: true });
+        }
+
+        return {
+            client: 'better-sqlite3',
+            connection: { filename },
+            useNullAsDefault: true,
+            pool: {
+                min: 1,
+                max: 1,
+                afterCreate(connection: { pragma(statement: string): unknown }, done: (error: Error | null) => void) {
+                    connection.pragma('journal_mode = WAL');
+                    connection.pragma('foreign_keys = ON');
+                    connection.pragma('busy_timeout = 5000');
+                    done(null);
+                },
+            },
+        };
+    }
+
+    const url = new URL(databaseUrl.replace(/^mariadb:/, 'mysql:'));
+    return {
+        client: 'mysql2',
+        connection: {
+            host: url.hostname,
+            port: url.port ? Number(url.port) : 3306,
+            user: decodeURIComponent(url.username),
+            password: decodeURIComponent(url.password),
+            database: url.pathname.replace(/^\//, ''),
+            charset: 'utf8mb4',
+            timezone: 'Z',
+            supportBigNumbers: true,
+        },
+        pool: { min: 0, max: 10 },
+    };
+}
+
+interface MigrationModule {
+    up(knex: Knex): Promise<void>;
+    down(knex: Knex): Promise<void>;
+}
+
+/** Migrations are TypeScript modules named `<timestamp>_<what>.ts`, imported as ES modules. */
+export class FolderMigrationSource implements Knex.MigrationSource<string> {
+    constructor(private readonly folder: string = MIGRATIONS_DIR) {}
+
+    async getMigrations(): Promise<string[]> {
+        return Fs.readdirSync(this.folder)
+            .filter((file) => /^\d+_[\w-]+\.ts$/.test(file))
+            .sort();
+    }
+
+    getMigrationName(migration: string): string {
+        return migration;
+    }
+
+    async getMigration(migration: string): Promise<MigrationModule> {
+        return (await import(pathToFileURL(Path.join(this.folder, migration)).href)) as MigrationModule;
+    }
+}
+
+export function createKnex(databaseUrl: string): Knex {
+    return knexFactory(knexConfig(databaseUrl));
+}
+
+export async function migrate(knex: Knex): Promise<void> {
+    await knex.migrate.latest({ migrationSource: new FolderMigrationSource() });
+}
+
+/** Milliseconds since the epoch (UTC): the one way times are stored, on both databases. */
+export function now(): number {
+    return Date.now();
+}
+
+/** RFC 3339 in UTC, without fractions of a second, as Gitea writes times. */
+export function toRfc3339(epochMs: number | null | undefined): string {
+    if (epochMs === null || epochMs === undefined) {
+        return '0001-01-01T00:00:00Z';
+    }
+
+    return new Date(Number(epochMs)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

@@ -1,0 +1,162 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Boom from '@hapi/boom';
+import type { Lifecycle, Plugin, RouteOptionsValidate, Server } from '@hapi/hapi';
+import Joi from 'joi';
+import YAML from 'yaml';
+
+import { validationFailAction } from '../errors.ts';
+import { loadHandlers, setUpServices } from './handlers.ts';
+import { type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
+
+export const ROLES = ['public', 'signed-in', 'viewer', 'editor', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface DeployRouteSpec {
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+    path: string;
+    handler: string;
+    role: Role;
+    run: boolean;
+    summary?: string;
+    params?: JsonSchema;
+    query?: JsonSchema;
+    payload?: JsonSchema;
+    payloadType: 'json' | 'text';
+}
+
+export interface DeployGroupSpec {
+    group: string;
+    prefix: string;
+    routes: DeployRouteSpec[];
+}
+
+const jsonSchema = Joi.object().unknown(true);
+
+const groupSchema = Joi.object<DeployGroupSpec>({
+    group: Joi.string().pattern(/^[a-z][a-z0-9-]*$/).required(),
+    prefix: Joi.string().pattern(/^\/[a-z0-9/-]*$/).required(),
+    routes: Joi.array()
+        .items(
+            Joi.object({
+                method: Joi.string().valid('GET', 'POST', 'PUT', 'PATCH', 'DELETE').required(),
+                path: Joi.string().pattern(/^\/[\w{}/.*-]*$/).required(),
+                handler: Joi.string().pattern(/^[a-zA-Z]\w*$/).required(),
+                role: Joi.string().valid(...ROLES).required(),
+                run: Joi.boolean().default(false),
+                summary: Joi.string(),
+                params: jsonSchema,
+                query: jsonSchema,
+                payload: jsonSchema,
+                payloadType: Joi.string().valid('json', 'text').default('json'),
+            }),
+        )
+        .min(1)
+        .required(),
+});
+
+/** Reads and checks one YAML route spec; a mistake stops start-up with the file's name. */
+export function readDeploySpec(file: string): DeployGroupSpec {
+    const { value, error } = groupSchema.validate(YAML.parse(Fs.readFileSync(file, 'utf8')), { abortEarly: true });
+    if (error) {
+        throw new Error(`${file}: ${error.message}`);
+    }
+
+    if (value.group !== Path.basename(file, Path.extname(file))) {
+        throw new Error(`${file}: group ${value.group} must match the file's name`);
+    }
+
+    return value;
+}
+
+function validationFor(route: DeployRouteSpec, converter: SchemaConverter): RouteOptionsValidate {
+    const validate: RouteOptionsValidate = { failAction: validationFailAction };
+    if (route.params) {
+        validate.params = converter.toJoi(route.params);
+    }
+
+    validate.query = route.query ? converter.toJoi(route.query) : Joi.object().unknown(true);
+    if (route.payload) {
+        const payload = converter.toJoi(route.payload);
+        validate.payload = route.payloadType === 'json' ? payload.empty(null).default({}) : payload;
+    }
+
+    return validate;
+}
+
+export interface DeployApiOptions {
+    specsDir: string;
+    handlersRoot: string;
+}
+
+/** One hapi plugin per YAML file (`deploy-<group>`), its handlers found by name. Returns handlers still missing. */
+export async function registerDeployApi(server: Server, { specsDir, handlersRoot }: DeployApiOptions): Promise<string[]> {
+    const converter = new SchemaConverter();
+    const missing: string[] = [];
+    const files = Fs.readdirSync(specsDir).filter((file) => /\.ya?ml$/.test(file)).sort();
+    for (const file of files) {
+        const spec = readDeploySpec(Path.join(specsDir, file));
+        const folder = Path.join(handlersRoot, spec.group);
+        await setUpServices(folder, server);
+        const handlers = await loadHandlers(
+            folder,
+            spec.routes.map((route) => route.handler),
+        );
+        const plugin: Plugin<undefined> = {
+            name: `deploy-${spec.group}`,
+            register(pluginServer) {
+                for (const route of spec.routes) {
+                    const handler = handlers.get(route.handler);
+                    if (!handler) {
+                        missing.push(`${spec.group}.${route.handler}`);
+                    }
+
+                    pluginServer.route({
+                        method: route.method,
+                        path: `${spec.prefix}${route.path}`,
+                        options: {
+                            id: `${spec.group}.${route.handler}`,
+                            description: route.summary,
+                            tags: ['api', 'deploy', spec.group],
+                            validate: validationFor(route, converter),
+                            payload: route.payloadType === 'text' ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
+                            plugins: { gatehouse: { role: route.role, run: route.run } },
+                            handler: handler ?? notImplemented(route.handler),
+                        },
+                    });
+                }
+            },
+        };
+        await server.register(plugin);
+    }
+
+    server.ext('onPreHandler', enforceRole);
+    return missing.sort();
+}
+
+/** A route below `public` needs a signed-in caller; the accounts plugin sets the credentials and their role. */
+const enforceRole: Lifecycle.Method = (request, h) => {
+    const settings = request.route.settings.plugins as { gatehouse?: { role?: Role } };
+    const role = settings.gatehouse?.role;
+    if (!role || role === 'public') {
+        return h.continue;
+    }
+
+    if (!request.auth.isAuthenticated) {
+        throw Boom.unauthorized('not signed in');
+    }
+
+    const held = (request.auth.credentials as { role?: Role }).role ?? 'viewer';
+    if (role !== 'signed-in' && ROLES.indexOf(held) < ROLES.indexOf(role)) {
+        throw Boom.forbidden('your role does not allow this');
+    }
+
+    return h.continue;
+};
+
+function notImplemented(name: string): Lifecycle.Method {
+    return () => {
+        throw Boom.notImplemented(`not implemented: ${name}`);
+    };
+}

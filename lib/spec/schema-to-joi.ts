@@ -1,0 +1,192 @@
+import Joi from 'joi';
+
+/** The part of a Swagger 2.0 / JSON schema that route specs use. */
+export interface JsonSchema {
+    $ref?: string;
+    type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'file';
+    format?: string;
+    enum?: unknown[];
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+    additionalProperties?: boolean | JsonSchema;
+    items?: JsonSchema;
+    minimum?: number;
+    maximum?: number;
+    minLength?: number;
+    maxLength?: number;
+    pattern?: string;
+    default?: unknown;
+    'x-go-name'?: string;
+}
+
+export type Definitions = Record<string, JsonSchema>;
+
+/** Go's strconv.ParseBool accepts these besides true and false. */
+const TRUTHY = ['1', 't', 'T', 'TRUE', 'True', 'on'];
+const FALSY = ['0', 'f', 'F', 'FALSE', 'False', 'off'];
+
+/** The label a field gets in error messages: Gitea names fields by their Go name. */
+export const FIELD_LABEL = 'x-go-name';
+
+export class SchemaConverter {
+    readonly #definitions: Definitions;
+    readonly #building = new Set<string>();
+
+    constructor(definitions: Definitions = {}) {
+        this.#definitions = definitions;
+    }
+
+    resolve(schema: JsonSchema): JsonSchema {
+        if (!schema.$ref) {
+            return schema;
+        }
+
+        const name = schema.$ref.replace(/^#\/definitions\//, '');
+        const target = this.#definitions[name];
+        if (!target) {
+            throw new Error(`Unknown schema reference ${schema.$ref}`);
+        }
+
+        return target;
+    }
+
+    toJoi(schema: JsonSchema): Joi.Schema {
+        if (schema.$ref) {
+            // A cycle (Repository.parent) is only possible in responses; requests never nest that deep.
+            if (this.#building.has(schema.$ref)) {
+                return Joi.any();
+            }
+
+            this.#building.add(schema.$ref);
+            try {
+                return this.toJoi(this.resolve(schema));
+            }
+            finally {
+                this.#building.delete(schema.$ref);
+            }
+        }
+
+        const joi = this.#typed(schema);
+        return schema.default === undefined ? joi : joi.default(schema.default);
+    }
+
+    #typed(schema: JsonSchema): Joi.Schema {
+        switch (schema.type) {
+            case 'object':
+                return this.#object(schema);
+            case 'array':
+                return Joi.array().items(schema.items ? this.toJoi(schema.items) : Joi.any());
+            case 'string':
+                return this.#string(schema);
+            case 'integer':
+                return this.#number(schema, Joi.number().integer());
+            case 'number':
+                return this.#number(schema, Joi.number());
+            case 'boolean':
+                return Joi.boolean().truthy(...TRUTHY).falsy(...FALSY);
+            default:
+                return schema.properties ? this.#object(schema) : Joi.any();
+        }
+    }
+
+    #object(schema: JsonSchema): Joi.Schema {
+        const keys: Record<string, Joi.Schema> = {};
+        const required = new Set(schema.required ?? []);
+        for (const [name, property] of Object.entries(schema.properties ?? {})) {
+            const label = property[FIELD_LABEL] ?? name;
+            const joi = this.toJoi(property).label(label);
+            keys[name] = required.has(name) ? joi.required() : joi;
+        }
+
+        let object = Joi.object(keys);
+        if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
+            object = object.pattern(Joi.string(), this.toJoi(schema.additionalProperties));
+        }
+        else {
+            // Like Go's encoding/json, unknown fields are ignored rather than refused.
+            object = object.unknown(schema.additionalProperties !== false);
+        }
+
+        return object;
+    }
+
+    #string(schema: JsonSchema): Joi.Schema {
+        if (schema.enum) {
+            return Joi.string().valid(...(schema.enum as string[]));
+        }
+
+        if (schema.format === 'date-time') {
+            return Joi.string().isoDate();
+        }
+
+        let joi = Joi.string().allow('');
+        if (schema.minLength !== undefined) {
+            joi = joi.min(schema.minLength).disallow('');
+        }
+
+        if (schema.maxLength !== undefined) {
+            joi = joi.max(schema.maxLength);
+        }
+
+        if (schema.pattern !== undefined) {
+            joi = joi.pattern(new RegExp(schema.pattern));
+        }
+
+        if (schema.format === 'email') {
+            joi = joi.email({ tlds: false });
+        }
+
+        return joi;
+    }
+
+    #number(schema: JsonSchema, base: Joi.NumberSchema): Joi.Schema {
+        let joi = base;
+        if (schema.enum) {
+            return joi.valid(...(schema.enum as number[]));
+        }
+
+        if (schema.minimum !== undefined) {
+            joi = joi.min(schema.minimum);
+        }
+
+        if (schema.maximum !== undefined) {
+            joi = joi.max(schema.maximum);
+        }
+
+        return joi;
+    }
+}
+
+/**
+ * Go matches JSON keys to struct fields without regard to case (`text` fills `Text`); this renames
+ * an incoming object's keys to the schema's spelling, recursively, so validation and handlers see one.
+ */
+export function canonicaliseKeys(value: unknown, schema: JsonSchema, converter: SchemaConverter): unknown {
+    const resolved = converter.resolve(schema);
+    if (Array.isArray(value) && resolved.items) {
+        return value.map((item) => canonicaliseKeys(item, resolved.items as JsonSchema, converter));
+    }
+
+    if (!value || typeof value !== 'object' || Array.isArray(value) || !resolved.properties) {
+        return value;
+    }
+
+    const byLowerName = new Map(Object.keys(resolved.properties).map((name) => [name.toLowerCase(), name]));
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+        const name = byLowerName.get(key.toLowerCase());
+        if (name === undefined) {
+            result[key] = item;
+            continue;
+        }
+
+        // An exact match wins over a case-insensitive one, as in encoding/json.
+        if (name in result && key !== name) {
+            continue;
+        }
+
+        result[name] = canonicaliseKeys(item, resolved.properties[name] as JsonSchema, converter);
+    }
+
+    return result;
+}

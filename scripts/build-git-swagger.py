@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Builds specs/git/swagger.v1.json from the facts of Gitea's Swagger document.
+
+Only facts are taken from ../shared/reference (paths, operationIds, tags, parameter names and types,
+definitions' field names and types, status codes); every description is dropped and our own short
+summaries are written below. Run once when the reference changes; the output is committed.
+"""
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+REFERENCE = ROOT.parent / "shared" / "reference"
+
+SUMMARIES = {
+    "listAdminWorkflowJobs": "List every workflow job on the instance",
+    "getAdminRunners": "List every actions runner on the instance",
+    "adminCreateRunnerRegistrationToken": "Get the instance-wide runner registration token",
+    "getAdminRunner": "Get one actions runner",
+    "deleteAdminRunner": "Delete one actions runner",
+    "updateAdminRunner": "Enable or disable one actions runner",
+    "listAdminWorkflowRuns": "List every workflow run on the instance",
+    "adminCronList": "List the scheduled tasks",
+    "adminCronRun": "Run a scheduled task now",
+    "adminGetAllEmails": "List every e-mail address",
+    "adminSearchEmails": "Search e-mail addresses",
+    "adminListHooks": "List system or default webhooks",
+    "adminCreateHook": "Create a system or default webhook",
+    "adminGetHook": "Get a system or default webhook",
+    "adminDeleteHook": "Delete a system or default webhook",
+    "adminEditHook": "Change a system or default webhook",
+    "adminGetAllOrgs": "List every organization",
+    "adminListPackages": "List every package on the instance",
+    "adminUnadoptedList": "List repositories on disk without a record",
+    "adminAdoptRepository": "Adopt repository files found on disk",
+    "adminDeleteUnadoptedRepository": "Delete repository files that have no record",
+    "adminSearchUsers": "Search users",
+    "adminCreateUser": "Create a user",
+    "adminDeleteUser": "Delete a user",
+    "adminEditUser": "Change a user",
+    "adminListUserBadges": "List a user's badges",
+    "adminAddUserBadges": "Give badges to a user",
+    "adminDeleteUserBadges": "Take badges from a user",
+    "adminCreatePublicKey": "Add an SSH public key to a user",
+    "adminDeleteUserPublicKey": "Remove an SSH public key from a user",
+    "adminCreateOrg": "Create an organization owned by a user",
+    "adminRenameUser": "Rename a user",
+    "adminCreateRepo": "Create a repository owned by a user",
+    "listGitignoresTemplates": "List the ignore-file templates",
+    "getGitignoreTemplateInfo": "Get one ignore-file template",
+    "listLabelTemplates": "List the label templates",
+    "getLabelTemplateInfo": "Get the labels of one label template",
+    "listLicenseTemplates": "List the license templates",
+    "getLicenseTemplateInfo": "Get one license template with its text",
+    "renderMarkdown": "Render a markdown document to HTML",
+    "renderMarkdownRaw": "Render a plain-text markdown body to HTML",
+    "renderMarkup": "Render a markup document to HTML",
+    "notifyGetList": "List the caller's notification threads",
+    "notifyReadList": "Change the status of many notification threads",
+    "notifyNewAvailable": "Count the caller's unread notification threads",
+    "notifyGetThread": "Get one notification thread",
+    "notifyReadThread": "Change the status of one notification thread",
+    "createOrgRepoDeprecated": "Create a repository in an organization (deprecated path)",
+    "orgGetAll": "List the organizations visible to the caller",
+    "orgCreate": "Create an organization",
+    "orgGet": "Get an organization",
+    "orgDelete": "Delete an organization",
+    "orgEdit": "Change an organization",
+    "getOrgWorkflowJobs": "List an organization's workflow jobs",
+    "getOrgRunners": "List an organization's actions runners",
+    "orgCreateRunnerRegistrationToken": "Get an organization's runner registration token",
+    "getOrgRunner": "Get one of an organization's actions runners",
+    "deleteOrgRunner": "Delete one of an organization's actions runners",
+    "updateOrgRunner": "Enable or disable one of an organization's actions runners",
+    "getOrgWorkflowRuns": "List an organization's workflow runs",
+    "orgListActionsSecrets": "List an organization's actions secrets (names only)",
+    "updateOrgSecret": "Create or replace an organization's actions secret",
+}
+
+PARAMETER_TEXT = {
+    "page": "Page number, from 1",
+    "limit": "Page size",
+}
+
+PACKAGE_TYPES = [
+    "alpine", "cargo", "chef", "composer", "conan", "conda", "container", "cran", "debian", "generic", "go",
+    "helm", "maven", "npm", "nuget", "pub", "pypi", "rpm", "rubygems", "swift", "terraform", "vagrant",
+]
+
+
+def strip_text(node):
+    """Drops every description (Gitea's prose) and Go package notes, keeping names and types."""
+    if isinstance(node, dict):
+        return {k: strip_text(v) for k, v in node.items() if k not in ("description", "x-go-package", "title")}
+    if isinstance(node, list):
+        return [strip_text(v) for v in node]
+    return node
+
+
+def main():
+    subset = json.loads((REFERENCE / "gitea-swagger-subset.json").read_text())
+    full = json.loads((REFERENCE / "gitea-swagger-full.json").read_text())
+
+    paths = strip_text(subset["paths"])
+    for path_item in paths.values():
+        for operation in path_item.values():
+            operation["summary"] = SUMMARIES[operation["operationId"]]
+            for parameter in operation.get("parameters", []):
+                if parameter["name"] in PARAMETER_TEXT:
+                    parameter["description"] = PARAMETER_TEXT[parameter["name"]]
+
+    paths["/admin/packages"] = {
+        "get": {
+            "produces": ["application/json"],
+            "tags": ["admin"],
+            "summary": SUMMARIES["adminListPackages"],
+            "operationId": "adminListPackages",
+            "parameters": [
+                {"type": "integer", "name": "page", "in": "query", "description": PARAMETER_TEXT["page"]},
+                {"type": "integer", "name": "limit", "in": "query", "description": PARAMETER_TEXT["limit"]},
+                {"type": "string", "enum": PACKAGE_TYPES, "name": "type", "in": "query"},
+                {"type": "string", "name": "q", "in": "query"},
+            ],
+            "responses": {"200": {"$ref": "#/responses/PackageList"}, "403": {"$ref": "#/responses/forbidden"}},
+        }
+    }
+
+    definitions = strip_text(subset["definitions"])
+    definitions["Package"] = strip_text(full["definitions"]["Package"])
+    definitions["PackageFile"] = strip_text(full["definitions"]["PackageFile"])
+
+    responses = strip_text(subset["responses"])
+    responses["PackageList"] = {"schema": {"type": "array", "items": {"$ref": "#/definitions/Package"}}}
+    for name, response in responses.items():
+        response["description"] = name
+
+    security_definitions = strip_text(subset["securityDefinitions"])
+    security_definitions["AuthorizationHeaderToken"]["description"] = "'token <value>' or 'Bearer <value>'"
+    security_definitions["Token"]["description"] = "Deprecated: the token in the query"
+    security_definitions["AccessToken"]["description"] = "Deprecated: the token in the query"
+    security_definitions["SudoHeader"]["description"] = "Act as this user (administrators only)"
+    security_definitions["SudoParam"]["description"] = "Act as this user (administrators only)"
+    security_definitions["TOTPHeader"]["description"] = "One-time code, with basic authentication when two factors are on"
+
+    document = {
+        "swagger": "2.0",
+        "info": {
+            "title": "Gatehouse git hosting API",
+            "description": "A Gitea-compatible API: administration, miscellaneous, notification and organization operations.",
+            "license": {"name": "MIT", "url": "http://opensource.org/licenses/MIT"},
+            "version": "29.0.0+dev-153-gba4f8fa246",
+        },
+        "basePath": "/api/v1",
+        "schemes": ["https", "http"],
+        "consumes": ["application/json"],
+        "produces": ["application/json"],
+        "securityDefinitions": security_definitions,
+        "security": subset["security"],
+        "paths": dict(sorted(paths.items())),
+        "responses": dict(sorted(responses.items())),
+        "definitions": dict(sorted(definitions.items())),
+    }
+    target = ROOT / "specs" / "git" / "swagger.v1.json"
+    target.write_text(json.dumps(document, indent=2) + "\n")
+    count = sum(1 for item in paths.values() for _ in item)
+    print(f"wrote {target.relative_to(ROOT)} with {count} operations")
+
+
+if __name__ == "__main__":
+    main()

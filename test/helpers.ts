@@ -1,0 +1,91 @@
+import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Os from 'node:os';
+import Path from 'node:path';
+
+import type { Server } from '@hapi/hapi';
+import knexFactory, { type Knex } from 'knex';
+
+import { type Config, loadConfig } from '../lib/config.ts';
+import { databaseKind, knexConfig } from '../lib/database.ts';
+import { createServer } from '../server.ts';
+
+/** The backend the suite runs on: MariaDB/MySQL when DATABASE_URL is a mysql: URL, else SQLite. */
+export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? '';
+export const ON_MYSQL = TEST_DATABASE_URL !== '' && databaseKind(TEST_DATABASE_URL) === 'mysql';
+
+export interface TestDatabase {
+    databaseUrl: string;
+    knex: Knex;
+    drop(): Promise<void>;
+}
+
+export function temporaryDirectory(prefix = 'gatehouse-test-'): string {
+    return Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix));
+}
+
+/** A fresh, empty database for one test file: a schema of its own on the MySQL server, or a new SQLite file. */
+export async function freshDatabase(dataDir: string): Promise<TestDatabase> {
+    if (!ON_MYSQL) {
+        const databaseUrl = `sqlite:${Path.join(dataDir, 'test.sqlite')}`;
+        const knex = knexFactory(knexConfig(databaseUrl));
+        return { databaseUrl, knex, drop: () => knex.destroy() };
+    }
+
+    const name = `gatehouse_t${process.pid}_${Crypto.randomBytes(4).toString('hex')}`;
+    const adminKnex = knexFactory(knexConfig(TEST_DATABASE_URL));
+    try {
+        await adminKnex.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    }
+    finally {
+        await adminKnex.destroy();
+    }
+
+    const url = new URL(TEST_DATABASE_URL);
+    url.pathname = `/${name}`;
+    const databaseUrl = url.toString();
+    const knex = knexFactory(knexConfig(databaseUrl));
+    return {
+        databaseUrl,
+        knex,
+        async drop() {
+            await knex.raw(`DROP DATABASE \`${name}\``);
+            await knex.destroy();
+        },
+    };
+}
+
+export interface TestServer {
+    server: Server;
+    config: Config;
+    database: TestDatabase;
+    dataDir: string;
+    cleanup(): Promise<void>;
+}
+
+/** A server on a fresh database and data directory, initialized but not listening (use inject, or start it). */
+export async function createTestServer(environment: Record<string, string> = {}): Promise<TestServer> {
+    const dataDir = temporaryDirectory();
+    const database = await freshDatabase(dataDir);
+    const config = loadConfig({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        DATABASE_URL: database.databaseUrl,
+        PUBLIC_URL: 'http://127.0.0.1:3000/',
+        LOG_LEVEL: 'silent',
+        ...environment,
+    });
+    const server = await createServer(config, { knex: database.knex, logging: false });
+    return {
+        server,
+        config,
+        database,
+        dataDir,
+        async cleanup() {
+            await server.stop();
+            await database.drop();
+            Fs.rmSync(dataDir, { recursive: true, force: true });
+        },
+    };
+}

@@ -1,0 +1,200 @@
+import Fs from 'node:fs';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { gitOperations, readSwagger } from '../../../lib/spec/git-loader.ts';
+import { GIT_SWAGGER_FILE } from '../../../server.ts';
+import { createTestServer, type TestServer } from '../../helpers.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const SWAGGER_URL = 'http://127.0.0.1:3000/api/swagger';
+
+/** Operations still answering 501; this list only ever shrinks as issues land. */
+const STILL_MISSING = [
+    'adminAddUserBadges', 'adminAdoptRepository', 'adminCreateHook', 'adminCreateOrg', 'adminCreatePublicKey',
+    'adminCreateRepo', 'adminCreateRunnerRegistrationToken', 'adminCreateUser', 'adminCronList', 'adminCronRun',
+    'adminDeleteHook', 'adminDeleteUnadoptedRepository', 'adminDeleteUser', 'adminDeleteUserBadges',
+    'adminDeleteUserPublicKey', 'adminEditHook', 'adminEditUser', 'adminGetAllEmails', 'adminGetAllOrgs', 'adminGetHook',
+    'adminListHooks', 'adminListPackages', 'adminListUserBadges', 'adminRenameUser', 'adminSearchEmails',
+    'adminSearchUsers', 'adminUnadoptedList', 'createOrgRepoDeprecated', 'deleteAdminRunner', 'deleteOrgRunner',
+    'getAdminRunner', 'getAdminRunners', 'getOrgRunner', 'getOrgRunners', 'getOrgWorkflowJobs', 'getOrgWorkflowRuns',
+    'listAdminWorkflowJobs', 'listAdminWorkflowRuns', 'notifyGetList', 'notifyGetThread', 'notifyNewAvailable',
+    'notifyReadList', 'notifyReadThread', 'orgCreate', 'orgCreateRunnerRegistrationToken', 'orgDelete', 'orgEdit',
+    'orgGet', 'orgGetAll', 'orgListActionsSecrets', 'updateAdminRunner', 'updateOrgRunner', 'updateOrgSecret',
+];
+
+describe('the git API loader', () => {
+    let context: TestServer;
+
+    before(async () => {
+        context = await createTestServer();
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    it('describes all 62 operations of the seed, each with an operationId and one of the four tags', () => {
+        const operations = gitOperations(readSwagger(GIT_SWAGGER_FILE));
+        expect(operations.length).to.equal(62);
+        expect(new Set(operations.map((operation) => operation.tag))).to.equal(
+            new Set(['admin', 'miscellaneous', 'notification', 'organization']),
+        );
+        expect(new Set(operations.map((operation) => operation.operationId)).size).to.equal(62);
+    });
+
+    it('registers one route per operation, with the operationId as route id', () => {
+        for (const operation of gitOperations(readSwagger(GIT_SWAGGER_FILE))) {
+            const route = context.server.lookup(operation.operationId);
+            expect(route, operation.operationId).to.exist();
+            expect(route?.method).to.equal(operation.method.toLowerCase());
+        }
+    });
+
+    it('pins the operations that have no handler yet', () => {
+        expect(context.server.app.missingOperations.filter((name) => !name.includes('.'))).to.equal(STILL_MISSING);
+    });
+
+    it('answers 501 in Gitea\'s error shape for an operation without a handler', async () => {
+        const response = await context.server.inject({ method: 'GET', url: '/api/v1/admin/cron' });
+        expect(response.statusCode).to.equal(501);
+        expect(response.result).to.equal({ message: 'not implemented: adminCronList', url: SWAGGER_URL });
+    });
+
+    describe('request validation built from the spec', () => {
+        it('refuses a body field of the wrong type with 422 naming the field', async () => {
+            const response = await context.server.inject({ method: 'POST', url: '/api/v1/markdown', payload: { Text: 5 } });
+            expect(response.statusCode).to.equal(422);
+            expect((response.result as { message: string }).message).to.startWith('[Text]: ');
+            expect((response.result as { url: string }).url).to.equal(SWAGGER_URL);
+        });
+
+        it('matches body keys without regard to case, as Go does', async () => {
+            const response = await context.server.inject({ method: 'POST', url: '/api/v1/markdown', payload: { text: '**hi**', MODE: 'markdown' } });
+            expect(response.statusCode).to.equal(200);
+            expect(response.payload).to.contain('<strong>hi</strong>');
+        });
+
+        it('refuses a value outside an enum, even in a repeatable query parameter', async () => {
+            const response = await context.server.inject('/api/v1/notifications?subject-type=issue&subject-type=bogus');
+            expect(response.statusCode).to.equal(422);
+            expect((response.result as { message: string }).message).to.contain('subject-type');
+        });
+
+        it('accepts repeated values of a repeatable query parameter (then reaches the handler)', async () => {
+            const response = await context.server.inject('/api/v1/notifications?status-types=unread&status-types=pinned&subject-type=issue');
+            expect(response.statusCode).to.equal(501);
+        });
+
+        it('refuses a date-time that is not RFC 3339', async () => {
+            const response = await context.server.inject('/api/v1/notifications?since=yesterday');
+            expect(response.statusCode).to.equal(422);
+            expect((response.result as { message: string }).message).to.startWith('[since]');
+        });
+
+        it('refuses a path parameter that is not an int64', async () => {
+            const bad = await context.server.inject('/api/v1/admin/hooks/abc');
+            expect(bad.statusCode).to.equal(422);
+            expect((bad.result as { message: string }).message).to.startWith('[id]');
+            const good = await context.server.inject('/api/v1/admin/hooks/12');
+            expect(good.statusCode).to.equal(501);
+        });
+
+        it('refuses a boolean query parameter that is not a boolean', async () => {
+            const response = await context.server.inject('/api/v1/admin/actions/runners?disabled=perhaps');
+            expect(response.statusCode).to.equal(422);
+        });
+
+        it('reports the first missing required body field by its Go name', async () => {
+            const response = await context.server.inject({ method: 'POST', url: '/api/v1/admin/users', payload: {} });
+            expect(response.statusCode).to.equal(422);
+            expect((response.result as { message: string }).message).to.match(/^\[(Email|Username)\]: Required$/);
+        });
+
+        it('leaves page and limit to Gitea\'s lenient paging rules', async () => {
+            const response = await context.server.inject('/api/v1/admin/orgs?page=abc&limit=-3');
+            expect(response.statusCode).to.equal(501);
+        });
+
+        it('takes a text/plain body as a string', async () => {
+            const response = await context.server.inject({
+                method: 'POST',
+                url: '/api/v1/markdown/raw',
+                headers: { 'content-type': 'text/plain' },
+                payload: '# Title',
+            });
+            expect(response.statusCode).to.equal(200);
+            expect(response.payload).to.contain('<h1');
+        });
+    });
+
+    describe('clean 4xx for bad requests', () => {
+        it('answers 404 in Gitea\'s shape for an unknown path under /api/v1', async () => {
+            const response = await context.server.inject('/api/v1/no/such/thing');
+            expect(response.statusCode).to.equal(404);
+            expect(response.result).to.equal({ message: 'not found', url: SWAGGER_URL });
+        });
+
+        it('answers 405 with Allow for a known path and a wrong method', async () => {
+            const response = await context.server.inject({ method: 'DELETE', url: '/api/v1/licenses' });
+            expect(response.statusCode).to.equal(405);
+            expect(response.headers.allow).to.equal('GET');
+            expect((response.result as { url: string }).url).to.equal(SWAGGER_URL);
+        });
+
+        it('answers 400 for malformed JSON', async () => {
+            const response = await context.server.inject({
+                method: 'POST',
+                url: '/api/v1/markdown',
+                headers: { 'content-type': 'application/json' },
+                payload: '{"Text": ',
+            });
+            expect(response.statusCode).to.equal(400);
+            expect(Object.keys(response.result as object)).to.equal(['message', 'url']);
+        });
+
+        it('answers 413 for an oversized body', async () => {
+            const response = await context.server.inject({
+                method: 'POST',
+                url: '/api/v1/markdown/raw',
+                headers: { 'content-type': 'text/plain' },
+                payload: 'x'.repeat(11 * 1024 * 1024),
+            });
+            expect(response.statusCode).to.equal(413);
+            expect(Object.keys(response.result as object)).to.equal(['message', 'url']);
+        });
+
+        it('answers 415 for a body type it cannot read', async () => {
+            const response = await context.server.inject({
+                method: 'POST',
+                url: '/api/v1/markdown',
+                headers: { 'content-type': 'application/x-unknown' },
+                payload: 'x',
+            });
+            expect(response.statusCode).to.equal(415);
+        });
+    });
+
+    describe('the documents', () => {
+        it('serves the Swagger document at /swagger.v1.json', async () => {
+            const response = await context.server.inject('/swagger.v1.json');
+            expect(response.statusCode).to.equal(200);
+            expect(response.headers['content-type']).to.startWith('application/json');
+            expect(JSON.parse(response.payload)).to.equal(JSON.parse(Fs.readFileSync(GIT_SWAGGER_FILE, 'utf8')));
+        });
+
+        it('serves a Swagger UI page at /api/swagger with its assets', async () => {
+            const page = await context.server.inject('/api/swagger');
+            expect(page.statusCode).to.equal(200);
+            expect(page.payload).to.contain('swagger-ui-bundle.js');
+            const script = await context.server.inject('/api/swagger/assets/swagger-ui-bundle.js');
+            expect(script.statusCode).to.equal(200);
+            const outside = await context.server.inject('/api/swagger/assets/package.json');
+            expect(outside.statusCode).to.equal(404);
+        });
+    });
+});
