@@ -51,13 +51,16 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 
     const missing: string[] = [];
     if (config.services.includes('git')) {
-        missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot: Path.join(ROOT_DIR, 'plugins', 'git') })));
+        missing.push(
+            ...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot: Path.join(ROOT_DIR, 'plugins', 'git') })),
+        );
     }
 
     if (config.services.includes('deploy')) {
-        missing.push(...(await registerDeployApi(server, { specsDir: DEPLOY_SPECS_DIR, handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy') })));
-    }
-    else {
+        missing.push(
+            ...(await registerDeployApi(server, { specsDir: DEPLOY_SPECS_DIR, handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy') })),
+        );
+    } else {
         // The health check belongs to the process, whichever services it hosts.
         server.route({ method: 'GET', path: '/api/health', handler: () => ({ status: 'ok' }) });
     }
@@ -86,8 +89,7 @@ async function main(): Promise<void> {
     let config: Config;
     try {
         config = loadConfig();
-    }
-    catch (error) {
+    } catch (error) {
         if (error instanceof ConfigError) {
             console.error(error.message);
             process.exit(2);

@@ -93,8 +93,7 @@ export const validationFailAction: Lifecycle.Method = (request: Request, _h: Res
         throw Boom.badRequest('Invalid request');
     }
 
-    const message =
-        errorShapeFor(request.path) === 'gitea' ? giteaValidationMessage(joiError) : deployValidationMessage(joiError);
+    const message = errorShapeFor(request.path) === 'gitea' ? giteaValidationMessage(joiError) : deployValidationMessage(joiError);
     throw Boom.badData(message);
 };
 
@@ -131,7 +130,7 @@ export function registerErrorShapes(server: Server, swaggerUrl: string): void {
         }
 
         const statusCode = boom.output.statusCode;
-        if (statusCode >= 500) {
+        if (statusCode >= 500 && statusCode !== 501) {
             request.log(['error'], boom);
         }
 
@@ -163,7 +162,7 @@ function internalMessage(statusCode: number): string {
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 function allowedMethods(server: Server, request: Request): string[] {
-    return METHODS.filter((method) => method !== request.method && server.match(method, request.path) !== null).map(
-        (method) => method.toUpperCase(),
+    return METHODS.filter((method) => method !== request.method && server.match(method, request.path) !== null).map((method) =>
+        method.toUpperCase(),
     );
 }

@@ -55,7 +55,8 @@ export const docsPlugin: Plugin<DocsOptions> = {
                 method: 'GET',
                 path: '/api/swagger',
                 options: {
-                    handler: (_request, h) => h.response(uiPage()).type('text/html; charset=utf-8').header('Content-Security-Policy', security),
+                    handler: (_request, h) =>
+                        h.response(uiPage()).type('text/html; charset=utf-8').header('Content-Security-Policy', security),
                 },
             },
             {

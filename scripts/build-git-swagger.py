@@ -90,7 +90,11 @@ PACKAGE_TYPES = [
 def strip_text(node):
     """Drops every description (Gitea's prose) and Go package notes, keeping names and types."""
     if isinstance(node, dict):
-        return {k: strip_text(v) for k, v in node.items() if k not in ("description", "x-go-package", "title")}
+        return {
+            k: strip_text(v)
+            for k, v in node.items()
+            if not (k in ("description", "x-go-package", "title") and isinstance(v, str))
+        }
     if isinstance(node, list):
         return [strip_text(v) for v in node]
     return node

@@ -81,14 +81,14 @@ async function main(): Promise<number> {
 
     const reportFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-lab-')), 'report.json');
     const result = await Lab.report(scripts, {
-            assert: Code,
-            timeout,
-            grep,
-            reporter: ['console', 'json'],
-            output: [process.stdout, reportFile],
-            environment: 'test',
-            leaks: true,
-            colors: false,
+        assert: Code,
+        timeout,
+        grep,
+        reporter: ['console', 'json'],
+        output: [process.stdout, reportFile],
+        environment: 'test',
+        leaks: true,
+        colors: false,
     });
     const { passed, failed } = countResults(reportFile);
     console.log(`Tests: ${passed} passed, ${failed} failed, 0 skipped`);

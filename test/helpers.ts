@@ -1,5 +1,6 @@
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
+import Net from 'node:net';
 import Os from 'node:os';
 import Path from 'node:path';
 
@@ -20,6 +21,18 @@ export interface TestDatabase {
     drop(): Promise<void>;
 }
 
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
+    return await new Promise((resolve, reject) => {
+        const probe = Net.createServer();
+        probe.once('error', reject);
+        probe.listen(0, '127.0.0.1', () => {
+            const { port } = probe.address() as Net.AddressInfo;
+            probe.close(() => resolve(port));
+        });
+    });
+}
+
 export function temporaryDirectory(prefix = 'gatehouse-test-'): string {
     return Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix));
 }
@@ -36,8 +49,7 @@ export async function freshDatabase(dataDir: string): Promise<TestDatabase> {
     const adminKnex = knexFactory(knexConfig(TEST_DATABASE_URL));
     try {
         await adminKnex.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-    }
-    finally {
+    } finally {
         await adminKnex.destroy();
     }
 
@@ -49,8 +61,13 @@ export async function freshDatabase(dataDir: string): Promise<TestDatabase> {
         databaseUrl,
         knex,
         async drop() {
-            await knex.raw(`DROP DATABASE \`${name}\``);
             await knex.destroy();
+            const dropper = knexFactory(knexConfig(TEST_DATABASE_URL));
+            try {
+                await dropper.raw(`DROP DATABASE IF EXISTS \`${name}\``);
+            } finally {
+                await dropper.destroy();
+            }
         },
     };
 }

@@ -35,15 +35,25 @@ export interface DeployGroupSpec {
 const jsonSchema = Joi.object().unknown(true);
 
 const groupSchema = Joi.object<DeployGroupSpec>({
-    group: Joi.string().pattern(/^[a-z][a-z0-9-]*$/).required(),
-    prefix: Joi.string().pattern(/^\/[a-z0-9/-]*$/).required(),
+    group: Joi.string()
+        .pattern(/^[a-z][a-z0-9-]*$/)
+        .required(),
+    prefix: Joi.string()
+        .pattern(/^\/[a-z0-9/-]*$/)
+        .required(),
     routes: Joi.array()
         .items(
             Joi.object({
                 method: Joi.string().valid('GET', 'POST', 'PUT', 'PATCH', 'DELETE').required(),
-                path: Joi.string().pattern(/^\/[\w{}/.*-]*$/).required(),
-                handler: Joi.string().pattern(/^[a-zA-Z]\w*$/).required(),
-                role: Joi.string().valid(...ROLES).required(),
+                path: Joi.string()
+                    .pattern(/^\/[\w{}/.*-]*$/)
+                    .required(),
+                handler: Joi.string()
+                    .pattern(/^[a-zA-Z]\w*$/)
+                    .required(),
+                role: Joi.string()
+                    .valid(...ROLES)
+                    .required(),
                 run: Joi.boolean().default(false),
                 summary: Joi.string(),
                 params: jsonSchema,
@@ -94,7 +104,9 @@ export interface DeployApiOptions {
 export async function registerDeployApi(server: Server, { specsDir, handlersRoot }: DeployApiOptions): Promise<string[]> {
     const converter = new SchemaConverter();
     const missing: string[] = [];
-    const files = Fs.readdirSync(specsDir).filter((file) => /\.ya?ml$/.test(file)).sort();
+    const files = Fs.readdirSync(specsDir)
+        .filter((file) => /\.ya?ml$/.test(file))
+        .sort();
     for (const file of files) {
         const spec = readDeploySpec(Path.join(specsDir, file));
         const folder = Path.join(handlersRoot, spec.group);

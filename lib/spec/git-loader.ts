@@ -94,8 +94,7 @@ export function buildValidation(operation: SwaggerOperation, converter: SchemaCo
             continue;
         }
 
-        const schema =
-            parameter.in === 'query' && LENIENT_QUERY.has(parameter.name) ? Joi.any() : parameterSchema(parameter, converter);
+        const schema = parameter.in === 'query' && LENIENT_QUERY.has(parameter.name) ? Joi.any() : parameterSchema(parameter, converter);
         groups[parameter.in][parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name] = schema;
     }
 
@@ -124,12 +123,10 @@ function bodyValidator(body: SwaggerParameter, converter: SchemaConverter, consu
         let input = value;
         if (isText) {
             input = Buffer.isBuffer(value) ? value.toString('utf8') : (value ?? '');
-        }
-        else if (value === null || value === undefined) {
+        } else if (value === null || value === undefined) {
             // Go binds an empty body to the zero value, so the first required field is what fails.
             input = resolved.type === 'array' ? [] : {};
-        }
-        else {
+        } else {
             input = canonicaliseKeys(value, bodySchema, converter);
         }
 
@@ -196,6 +193,8 @@ function routeFor(document: SwaggerDocument, operation: GitOperation, converter:
             // A raw body is read whatever its declared type, as Gitea reads it.
             payload: acceptsText ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
             plugins: { gatehouse: { operation } },
+            // Gitea renders an empty document as a 200 with an empty body, not as a 204.
+            response: operation.produces?.includes('text/html') ? { emptyStatusCode: 200 as const } : undefined,
             handler,
         },
     };

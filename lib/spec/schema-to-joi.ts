@@ -60,8 +60,7 @@ export class SchemaConverter {
             this.#building.add(schema.$ref);
             try {
                 return this.toJoi(this.resolve(schema));
-            }
-            finally {
+            } finally {
                 this.#building.delete(schema.$ref);
             }
         }
@@ -83,7 +82,9 @@ export class SchemaConverter {
             case 'number':
                 return this.#number(schema, Joi.number());
             case 'boolean':
-                return Joi.boolean().truthy(...TRUTHY).falsy(...FALSY);
+                return Joi.boolean()
+                    .truthy(...TRUTHY)
+                    .falsy(...FALSY);
             default:
                 return schema.properties ? this.#object(schema) : Joi.any();
         }
@@ -101,8 +102,7 @@ export class SchemaConverter {
         let object = Joi.object(keys);
         if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
             object = object.pattern(Joi.string(), this.toJoi(schema.additionalProperties));
-        }
-        else {
+        } else {
             // Like Go's encoding/json, unknown fields are ignored rather than refused.
             object = object.unknown(schema.additionalProperties !== false);
         }

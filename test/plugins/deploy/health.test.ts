@@ -44,8 +44,7 @@ describe('deploy manager: only the git service', () => {
         try {
             const response = await context.server.inject('/api/health');
             expect(response.result).to.equal({ status: 'ok' });
-        }
-        finally {
+        } finally {
             await context.cleanup();
         }
     });
@@ -55,8 +54,7 @@ describe('deploy manager: only the git service', () => {
         try {
             const response = await context.server.inject('/api/v1/licenses');
             expect(response.statusCode).to.equal(404);
-        }
-        finally {
+        } finally {
             await context.cleanup();
         }
     });

@@ -1,0 +1,59 @@
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { ConfigError, loadConfig } from '../../lib/config.ts';
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+describe('configuration from the environment', () => {
+    it('has working defaults for a fresh machine', () => {
+        const config = loadConfig({});
+        expect(config.port).to.equal(3000);
+        expect(config.host).to.equal('127.0.0.1');
+        expect(config.dataDir).to.equal(Path.resolve('data'));
+        expect(config.databaseUrl).to.equal(`sqlite:${Path.resolve('data', 'gatehouse.sqlite')}`);
+        expect(config.services).to.equal(['git', 'deploy']);
+        expect(config.publicUrl).to.equal('http://127.0.0.1:3000/');
+        expect(config.logLevel).to.equal('info');
+        expect(config.masterKey).to.be.undefined();
+    });
+
+    it('reads every variable', () => {
+        const config = loadConfig({
+            PORT: '8080',
+            HOST: '::1',
+            PUBLIC_URL: 'https://git.example.com/gatehouse',
+            DATA_DIR: '/var/lib/gatehouse',
+            DATABASE_URL: 'mysql://root@127.0.0.1:3306/gatehouse',
+            SERVICES: 'git',
+            MASTER_KEY: 'ab'.repeat(32),
+            LOG_LEVEL: 'warn',
+        });
+        expect(config).to.include({ port: 8080, host: '::1', dataDir: '/var/lib/gatehouse', logLevel: 'warn' });
+        expect(config.publicUrl).to.equal('https://git.example.com/gatehouse/');
+        expect(config.services).to.equal(['git']);
+        expect(config.databaseUrl).to.equal('mysql://root@127.0.0.1:3306/gatehouse');
+    });
+
+    it('derives the public URL from an IPv6 host', () => {
+        expect(loadConfig({ HOST: '::1', PORT: '4000' }).publicUrl).to.equal('http://[::1]:4000/');
+    });
+
+    it('names every bad variable in one clear error', () => {
+        const attempt = () =>
+            loadConfig({ PORT: 'eighty', SERVICES: 'git,mail', MASTER_KEY: 'short', LOG_LEVEL: 'loud', DATABASE_URL: 'postgres://x' });
+        expect(attempt).to.throw(ConfigError);
+        try {
+            attempt();
+        } catch (error) {
+            const message = (error as Error).message;
+            for (const name of ['PORT', 'SERVICES', 'MASTER_KEY', 'LOG_LEVEL', 'DATABASE_URL']) {
+                expect(message).to.contain(name);
+            }
+        }
+    });
+});
