@@ -1,0 +1,47 @@
+import type { Lifecycle } from '@hapi/hapi';
+
+import { renderMarkup as render, renderRawMarkdown } from './markdown.ts';
+
+interface MarkupPayload {
+    Text?: string;
+    Mode?: string;
+    Context?: string;
+    Wiki?: boolean;
+    FilePath?: string;
+}
+
+export const listGitignoresTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.gitignoreNames();
+
+export const getGitignoreTemplateInfo: Lifecycle.Method = (request) =>
+    request.server.app.services.templates.gitignore(request.params.name as string);
+
+export const listLabelTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.labelSetNames();
+
+export const getLabelTemplateInfo: Lifecycle.Method = (request) =>
+    request.server.app.services.templates.labelSet(request.params.name as string);
+
+export const listLicenseTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.licenseList();
+
+export const getLicenseTemplateInfo: Lifecycle.Method = (request) =>
+    request.server.app.services.templates.license(request.params.name as string);
+
+/** Gitea answers render failures in plain text with a trailing newline, not as JSON. */
+const renderAnswer: Lifecycle.Method = (request, h) => {
+    const payload = request.payload as MarkupPayload;
+    const result = render(
+        { text: payload.Text ?? '', mode: payload.Mode, context: payload.Context, filePath: payload.FilePath, wiki: payload.Wiki },
+        request.server.app.config.publicUrl,
+    );
+    if (!result.ok) {
+        return h.response(`${result.message}\n`).type('text/plain; charset=utf-8').code(422);
+    }
+
+    return h.response(result.html).type('text/html; charset=utf-8');
+};
+
+export const renderMarkdown = renderAnswer;
+
+export const renderMarkup = renderAnswer;
+
+export const renderMarkdownRaw: Lifecycle.Method = (request, h) =>
+    h.response(renderRawMarkdown(request.payload as string, request.server.app.config.publicUrl)).type('text/html; charset=utf-8');
