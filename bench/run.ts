@@ -1,0 +1,85 @@
+/**
+ * `npm run bench [name...]`: runs the benchmarks (all, or those named), each as a ratio against a
+ * baseline measured in the same run, and rewrites bench/RESULTS.md with the latest figures.
+ * Traffic goes to 127.0.0.1 only; each load lasts BENCH_SECONDS (default 10) at 16 connections.
+ */
+import Fs from 'node:fs';
+import Os from 'node:os';
+import Path from 'node:path';
+
+import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR } from './harness.ts';
+import { benchLicenses, benchMarkdown } from './misc.ts';
+
+const BENCHES: Record<string, () => Promise<BenchFigure>> = {
+    markdown: benchMarkdown,
+    licenses: benchLicenses,
+};
+
+const RESULTS_FILE = Path.join(ROOT_DIR, 'bench', 'RESULTS.md');
+/** Every benchmark's latest figure, so that running one benchmark keeps the others' figures. */
+const FIGURES_FILE = Path.join(ROOT_DIR, 'bench', 'results.json');
+
+interface StoredFigure extends BenchFigure {
+    key: string;
+    at: string;
+    machine: string;
+}
+
+function table(figures: StoredFigure[]): string {
+    const rows = figures.map(
+        (figure) =>
+            `| ${figure.name} | ${figure.measured} | ${figure.baseline} | ${figure.ratio.toFixed(2)} | ${figure.target} | ${figure.met ? 'met' : 'NOT met'} | ${figure.notes} | ${figure.at} |`,
+    );
+    return [
+        '| Benchmark | Measured | Baseline (same run) | Ratio | Target | | Notes | Run at |',
+        '|---|---|---|---|---|---|---|---|',
+        ...rows,
+    ].join('\n');
+}
+
+function writeResults(fresh: Array<BenchFigure & { key: string }>): void {
+    const stored: StoredFigure[] = Fs.existsSync(FIGURES_FILE) ? JSON.parse(Fs.readFileSync(FIGURES_FILE, 'utf8')) : [];
+    const machine = `${Os.cpus().length} cores (${Os.cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}`;
+    const at = new Date().toISOString();
+    const byKey = new Map(stored.map((figure) => [figure.key, figure]));
+    for (const figure of fresh) {
+        byKey.set(figure.key, { ...figure, at, machine });
+    }
+
+    const figures = [...byKey.values()];
+    Fs.writeFileSync(FIGURES_FILE, `${JSON.stringify(figures, null, 2)}\n`);
+    const machines = [...new Set(figures.map((figure) => figure.machine))].join('; ');
+    const text = `# Benchmark results
+
+Latest figures of \`npm run bench\` on ${machines}. Each load runs ${LOAD_SECONDS} s at ${CONNECTIONS}
+connections with autocannon on 127.0.0.1; Gatehouse runs in its own process as \`npm start\` runs it, on
+SQLite, with request logging on (to /dev/null). Each ratio divides Gatehouse's figure by a baseline measured
+in the same run. Regenerate with \`npm run bench\` (or \`npm run bench -- <name>\`); the raw figures are in
+\`bench/results.json\`.
+
+${table(figures)}
+`;
+    Fs.writeFileSync(RESULTS_FILE, text);
+}
+
+async function main(): Promise<void> {
+    const names = process.argv.slice(2);
+    const selected = names.length > 0 ? names : Object.keys(BENCHES);
+    const figures: Array<BenchFigure & { key: string }> = [];
+    for (const name of selected) {
+        const bench = BENCHES[name];
+        if (!bench) {
+            throw new Error(`No benchmark ${name}; known: ${Object.keys(BENCHES).join(', ')}`);
+        }
+
+        console.log(`bench ${name}...`);
+        const figure = await bench();
+        console.log(`  ${figure.measured} vs ${figure.baseline}: ratio ${figure.ratio.toFixed(2)} (target ${figure.target})`);
+        figures.push({ ...figure, key: name });
+    }
+
+    writeResults(figures);
+    console.log(`wrote ${Path.relative(process.cwd(), RESULTS_FILE)}`);
+}
+
+await main();
