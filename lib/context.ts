@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import type { Sealer } from './crypto.ts';
 
 /** Services by name; each path group adds its own through declaration merging in its services.ts. */
-// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
 export interface Services {}
 
 /** What every plugin may read from `server.app`. */
@@ -18,5 +18,6 @@ export interface AppState {
 }
 
 declare module '@hapi/hapi' {
+    // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- merges AppState into hapi's type
     interface ServerApplicationState extends AppState {}
 }

@@ -1,14 +1,11 @@
-import { createRequire } from 'node:module';
-
-import type { ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
 
 import { GIT_SWAGGER_FILE } from '../server.ts';
 import { readSwagger } from '../lib/spec/git-loader.ts';
 
-// ajv and ajv-formats are CommonJS with default exports that TypeScript's ESM view does not see.
-const require = createRequire(import.meta.url);
-const Ajv = require('ajv') as typeof import('ajv').default;
-const addFormats = require('ajv-formats') as typeof import('ajv-formats').default;
+// ajv-formats is CommonJS: under ES modules its function is the default export's own `default`.
+const addFormats = (ajvFormats as unknown as { default: (ajv: Ajv) => Ajv }).default;
 
 const document = readSwagger(GIT_SWAGGER_FILE);
 const ajv = new Ajv({ strict: false, allErrors: true });

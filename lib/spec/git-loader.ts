@@ -120,7 +120,7 @@ function bodyValidator(body: SwaggerParameter, converter: SchemaConverter, consu
     const joi = converter.toJoi(bodySchema);
     const isText = consumes.includes('text/plain') || resolved.type === 'string';
     return async (value: unknown) => {
-        let input = value;
+        let input: unknown;
         if (isText) {
             input = Buffer.isBuffer(value) ? value.toString('utf8') : (value ?? '');
         } else if (value === null || value === undefined) {

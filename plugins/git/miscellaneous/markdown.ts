@@ -521,7 +521,7 @@ for (const tag of STYLED_TAGS) {
 
 // Browsers drop ASCII whitespace/control characters inside a URL scheme.
 function isUnsafeUrl(tag: string, attribute: string, value: string): boolean {
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we strip
+    // eslint-disable-next-line no-control-regex -- control characters are what we strip
     const compact = value.replace(/[\u0000-\u0020\u007f-\u009f\u00ad\u200b-\u200f\u2028\u2029\ufeff]/g, '').toLowerCase();
     const scheme = /^([a-z][a-z0-9+.-]*):/.exec(compact)?.[1];
     if (scheme === 'data') {
