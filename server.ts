@@ -13,6 +13,7 @@ import { loggingPlugin } from './lib/logging.ts';
 import { registerDeployApi } from './lib/spec/deploy-loader.ts';
 import { registerGitApi } from './lib/spec/git-loader.ts';
 import { dbPlugin } from './plugins/db.ts';
+import { accessCheck, GIT_AUTH_STRATEGY, type OperationAccess, registerGitAuth } from './plugins/git/identity/auth.ts';
 import { docsPlugin } from './plugins/docs.ts';
 
 export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
@@ -51,9 +52,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 
     const missing: string[] = [];
     if (config.services.includes('git')) {
-        missing.push(
-            ...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot: Path.join(ROOT_DIR, 'plugins', 'git') })),
-        );
+        registerGitAuth(server);
+        const auth = { strategy: GIT_AUTH_STRATEGY, accessCheck: (access: unknown) => accessCheck(access as OperationAccess) };
+        const handlersRoot = Path.join(ROOT_DIR, 'plugins', 'git');
+        missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot, auth })));
     }
 
     if (config.services.includes('deploy')) {

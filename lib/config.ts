@@ -9,6 +9,10 @@ export interface Config {
     host: string;
     publicUrl: string;
     dataDir: string;
+    /** Bare git repositories, `<root>/<owner>/<name>.git` in lower case, as Gitea lays them out. */
+    repositoriesDir: string;
+    /** Package files, stored by their SHA-256. */
+    packagesDir: string;
     databaseUrl: string;
     services: ServiceName[];
     masterKey: string | undefined;
@@ -20,6 +24,8 @@ const environmentSchema = Joi.object({
     HOST: Joi.string().default('127.0.0.1'),
     PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
     DATA_DIR: Joi.string().default('./data'),
+    REPOSITORIES_DIR: Joi.string(),
+    PACKAGES_DIR: Joi.string(),
     DATABASE_URL: Joi.string().pattern(/^(sqlite|mysql|mariadb):/, 'sqlite:, mysql: or mariadb: URL'),
     SERVICES: Joi.string()
         .pattern(/^\s*(git|deploy)\s*(,\s*(git|deploy)\s*)?$/, 'git, deploy or git,deploy')
@@ -49,6 +55,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         host,
         publicUrl,
         dataDir,
+        repositoriesDir: Path.resolve((value.REPOSITORIES_DIR as string | undefined) ?? Path.join(dataDir, 'repositories')),
+        packagesDir: Path.resolve((value.PACKAGES_DIR as string | undefined) ?? Path.join(dataDir, 'packages')),
         databaseUrl: (value.DATABASE_URL as string | undefined) ?? `sqlite:${Path.join(dataDir, 'gatehouse.sqlite')}`,
         services,
         masterKey: value.MASTER_KEY as string | undefined,

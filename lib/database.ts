@@ -99,3 +99,16 @@ export function toRfc3339(epochMs: number | null | undefined): string {
 
     return new Date(Number(epochMs)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/**
+ * Case-insensitive substring match over columns, the same on SQLite and MySQL: LOWER on both sides,
+ * and `!` as the LIKE escape character (a backslash would need different quoting on each).
+ */
+export function whereContains(query: Knex.QueryBuilder, columns: string[], text: string): Knex.QueryBuilder {
+    const pattern = `%${text.toLowerCase().replace(/[!%_]/g, (match) => `!${match}`)}%`;
+    return query.where((where) => {
+        for (const column of columns) {
+            where.orWhereRaw(`LOWER(??) LIKE ? ESCAPE '!'`, [column, pattern]);
+        }
+    });
+}

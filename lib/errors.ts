@@ -43,6 +43,23 @@ export class ValidationError extends ServiceError {
     }
 }
 
+/** The name was renamed: Gitea answers 307 to the same path with the new name. */
+export class RenamedError extends ServiceError {
+    constructor(
+        readonly oldName: string,
+        readonly newName: string,
+    ) {
+        super(`renamed to ${newName}`, 307);
+    }
+}
+
+/** A middleware refusal that Gitea answers as `{message}` alone, without the `url` field. */
+export class BareForbiddenError extends ServiceError {
+    constructor(message: string) {
+        super(message, 403);
+    }
+}
+
 export const GIT_API_PREFIX = '/api/v1';
 
 export type ErrorShape = 'gitea' | 'deploy';
@@ -121,6 +138,10 @@ export function registerErrorShapes(server: Server, swaggerUrl: string): void {
             return h.continue;
         }
 
+        if (response instanceof RenamedError) {
+            return h.redirect(renamedLocation(request, response)).code(307);
+        }
+
         let boom = toBoom(response);
         if (boom.output.statusCode === 404 && (request.route.method as string) === '_special') {
             const allowed = allowedMethods(server, request);
@@ -135,7 +156,9 @@ export function registerErrorShapes(server: Server, swaggerUrl: string): void {
         }
 
         const message = statusCode >= 500 && statusCode !== 501 ? internalMessage(statusCode) : clientMessage(boom);
-        const body = errorShapeFor(request.path) === 'gitea' ? { message, url: swaggerUrl } : { error: message };
+        const shape = errorShapeFor(request.path);
+        const body =
+            shape === 'deploy' ? { error: message } : response instanceof BareForbiddenError ? { message } : { message, url: swaggerUrl };
         const answer = h.response(body).code(statusCode);
         for (const [name, value] of Object.entries(boom.output.headers)) {
             if (name.toLowerCase() !== 'content-type' && value !== undefined) {
@@ -145,6 +168,16 @@ export function registerErrorShapes(server: Server, swaggerUrl: string): void {
 
         return answer;
     });
+}
+
+function renamedLocation(request: Request, renamed: RenamedError): string {
+    const segments = request.path.split('/');
+    const index = segments.findIndex((segment) => segment.toLowerCase() === renamed.oldName.toLowerCase());
+    if (index >= 0) {
+        segments[index] = renamed.newName;
+    }
+
+    return `${segments.join('/')}${request.url.search}`;
 }
 
 function clientMessage(boom: Boom.Boom): string {

@@ -76,6 +76,24 @@ SUMMARIES = {
     "updateOrgSecret": "Create or replace an organization's actions secret",
 }
 
+# Who may call what, as Gitea's routers decide it: the token scope categories an operation needs (read for
+# GET, write otherwise), whether a signed-in caller is needed, and whether only site administrators may.
+PUBLIC_OPERATIONS = {
+    "listGitignoresTemplates", "getGitignoreTemplateInfo", "listLabelTemplates", "getLabelTemplateInfo",
+    "listLicenseTemplates", "getLicenseTemplateInfo", "orgGetAll", "orgGet",
+}
+TAG_SCOPES = {"admin": ["admin"], "miscellaneous": [], "notification": ["notification"], "organization": ["organization"]}
+OPERATION_SCOPES = {"createOrgRepoDeprecated": ["organization", "repository"], "orgGetAll": []}
+
+
+def access(operation_id, tag):
+    return {
+        "scopes": OPERATION_SCOPES.get(operation_id, TAG_SCOPES[tag]),
+        "signIn": operation_id not in PUBLIC_OPERATIONS,
+        "siteAdmin": tag == "admin",
+    }
+
+
 PARAMETER_TEXT = {
     "page": "Page number, from 1",
     "limit": "Page size",
@@ -108,6 +126,7 @@ def main():
     for path_item in paths.values():
         for operation in path_item.values():
             operation["summary"] = SUMMARIES[operation["operationId"]]
+            operation["x-gatehouse-access"] = access(operation["operationId"], operation["tags"][0])
             for parameter in operation.get("parameters", []):
                 if parameter["name"] in PARAMETER_TEXT:
                     parameter["description"] = PARAMETER_TEXT[parameter["name"]]
@@ -125,6 +144,7 @@ def main():
                 {"type": "string", "name": "q", "in": "query"},
             ],
             "responses": {"200": {"$ref": "#/responses/PackageList"}, "403": {"$ref": "#/responses/forbidden"}},
+            "x-gatehouse-access": access("adminListPackages", "admin"),
         }
     }
 

@@ -10,6 +10,8 @@ import knexFactory, { type Knex } from 'knex';
 import { type Config, loadConfig } from '../lib/config.ts';
 import { databaseKind, knexConfig } from '../lib/database.ts';
 import { createServer } from '../server.ts';
+import { tokens } from '../plugins/git/identity/token-service.ts';
+import { type UserRow, users } from '../plugins/git/identity/user-service.ts';
 
 /** The backend the suite runs on: MariaDB/MySQL when DATABASE_URL is a mysql: URL, else SQLite. */
 export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? '';
@@ -105,4 +107,31 @@ export async function createTestServer(environment: Record<string, string> = {})
             Fs.rmSync(dataDir, { recursive: true, force: true });
         },
     };
+}
+
+export interface TestUser {
+    user: UserRow;
+    token: string;
+    /** `Authorization: token ...` headers for server.inject or fetch. */
+    headers: { authorization: string };
+}
+
+let userCounter = 0;
+
+/** A user made through the services (no HTTP), with a token of the given scopes (default all). */
+export async function createTestUser(
+    server: Server,
+    options: { name?: string; admin?: boolean; scopes?: string[]; password?: string; email?: string } = {},
+): Promise<TestUser> {
+    userCounter += 1;
+    const name = options.name ?? `user${userCounter}`;
+    const user = await users(server).create({
+        username: name,
+        email: options.email ?? `${name.toLowerCase()}@example.com`,
+        password: options.password ?? 'correct-horse-battery',
+        must_change_password: false,
+        is_admin: options.admin ?? false,
+    });
+    const { token } = await tokens(server).create(user, `test-${name}`, options.scopes ?? ['all']);
+    return { user, token, headers: { authorization: `token ${token}` } };
 }

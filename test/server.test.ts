@@ -69,7 +69,7 @@ describe('the server process', () => {
             const response = await fetch(`http://127.0.0.1:${port}/api/v1/licenses/MIT?token=${secret}`, {
                 headers: { Authorization: `token ${secret}`, Cookie: `dp_session=${secret}` },
             });
-            expect(response.status).to.equal(200);
+            expect(response.status).to.equal(401);
 
             const masterKey = Path.join(dataDir, 'master.key');
             expect(Fs.statSync(masterKey).mode & 0o777).to.equal(0o600);

@@ -26,6 +26,7 @@ export interface SwaggerOperation {
     parameters?: SwaggerParameter[];
     responses: Record<string, { $ref?: string; schema?: JsonSchema }>;
     deprecated?: boolean;
+    'x-gatehouse-access'?: unknown;
 }
 
 export interface SwaggerDocument {
@@ -139,13 +140,20 @@ function bodyValidator(body: SwaggerParameter, converter: SchemaConverter, consu
     };
 }
 
+/** How routes authenticate: a hapi strategy tried on every route, and a check built from `x-gatehouse-access`. */
+export interface GitAuthOptions {
+    strategy: string;
+    accessCheck(access: unknown): Lifecycle.Method;
+}
+
 export interface GitApiOptions {
     swaggerFile: string;
     handlersRoot: string;
+    auth?: GitAuthOptions;
 }
 
 /** One hapi plugin per Swagger tag (`git-admin`, `git-miscellaneous`...), its handlers found by operationId. */
-export async function registerGitApi(server: Server, { swaggerFile, handlersRoot }: GitApiOptions): Promise<string[]> {
+export async function registerGitApi(server: Server, { swaggerFile, handlersRoot, auth }: GitApiOptions): Promise<string[]> {
     const document = readSwagger(swaggerFile);
     const converter = new SchemaConverter(document.definitions);
     const byTag = new Map<string, GitOperation[]>();
@@ -170,7 +178,7 @@ export async function registerGitApi(server: Server, { swaggerFile, handlersRoot
                         missing.push(operation.operationId);
                     }
 
-                    pluginServer.route(routeFor(document, operation, converter, handler));
+                    pluginServer.route(routeFor(document, operation, converter, handler, auth));
                 }
             },
         };
@@ -180,7 +188,13 @@ export async function registerGitApi(server: Server, { swaggerFile, handlersRoot
     return missing.sort();
 }
 
-function routeFor(document: SwaggerDocument, operation: GitOperation, converter: SchemaConverter, handler: Lifecycle.Method): ServerRoute {
+function routeFor(
+    document: SwaggerDocument,
+    operation: GitOperation,
+    converter: SchemaConverter,
+    handler: Lifecycle.Method,
+    auth: GitAuthOptions | undefined,
+): ServerRoute {
     const acceptsText = operation.consumes?.includes('text/plain') ?? false;
     return {
         method: operation.method as ServerRoute['method'],
@@ -193,6 +207,8 @@ function routeFor(document: SwaggerDocument, operation: GitOperation, converter:
             // A raw body is read whatever its declared type, as Gitea reads it.
             payload: acceptsText ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
             plugins: { gatehouse: { operation } },
+            auth: auth ? { strategy: auth.strategy, mode: 'optional' } : false,
+            ext: auth ? { onPostAuth: { method: auth.accessCheck(operation['x-gatehouse-access']) } } : undefined,
             // Gitea renders an empty document as a 200 with an empty body, not as a 204.
             response: operation.produces?.includes('text/html') ? { emptyStatusCode: 200 as const } : undefined,
             handler,

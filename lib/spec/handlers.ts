@@ -6,29 +6,48 @@ import type { Lifecycle, Server } from '@hapi/hapi';
 
 export type HandlerTable = Map<string, Lifecycle.Method>;
 
+/** `<folder>/handlers.ts` and every file in `<folder>/handlers/`: one file per resource, as Gitea's routers are. */
+function handlerFiles(folder: string): string[] {
+    const single = Path.join(folder, 'handlers.ts');
+    const many = Path.join(folder, 'handlers');
+    const files = Fs.existsSync(single) ? [single] : [];
+    if (Fs.existsSync(many)) {
+        files.push(
+            ...Fs.readdirSync(many)
+                .filter((file) => file.endsWith('.ts'))
+                .sort()
+                .map((file) => Path.join(many, file)),
+        );
+    }
+
+    return files;
+}
+
 /**
- * Finds a path group's handlers by name: the named exports of `<folder>/handlers.ts`.
- * An export that no operation names is a developer mistake and stops start-up.
+ * Finds a path group's handlers by name: the named function exports of its handler files.
+ * An export that no operation names, or one exported twice, is a developer mistake and stops start-up.
  */
 export async function loadHandlers(folder: string, operationNames: Iterable<string>): Promise<HandlerTable> {
     const table: HandlerTable = new Map();
-    const file = ['handlers.ts', 'handlers.js'].map((name) => Path.join(folder, name)).find((candidate) => Fs.existsSync(candidate));
-    if (!file) {
-        return table;
-    }
-
-    const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     const known = new Set(operationNames);
-    for (const [name, value] of Object.entries(module)) {
-        if (typeof value !== 'function') {
-            continue;
-        }
+    for (const file of handlerFiles(folder)) {
+        const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+        const where = Path.relative(process.cwd(), file);
+        for (const [name, value] of Object.entries(module)) {
+            if (typeof value !== 'function') {
+                continue;
+            }
 
-        if (!known.has(name)) {
-            throw new Error(`${Path.relative(process.cwd(), file)} exports handler ${name}, which no operation of its spec names`);
-        }
+            if (!known.has(name)) {
+                throw new Error(`${where} exports handler ${name}, which no operation of its spec names`);
+            }
 
-        table.set(name, value as Lifecycle.Method);
+            if (table.has(name)) {
+                throw new Error(`${where} exports handler ${name}, which another handler file already exports`);
+            }
+
+            table.set(name, value as Lifecycle.Method);
+        }
     }
 
     return table;

@@ -5,7 +5,7 @@ import * as Lab from '@hapi/lab';
 
 import { gitOperations, readSwagger } from '../../../lib/spec/git-loader.ts';
 import { GIT_SWAGGER_FILE } from '../../../server.ts';
-import { createTestServer, type TestServer } from '../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer } from '../../helpers.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -72,9 +72,11 @@ const STILL_MISSING = [
 
 describe('the git API loader', () => {
     let context: TestServer;
+    let headers: { authorization: string };
 
     before(async () => {
         context = await createTestServer();
+        headers = (await createTestUser(context.server, { admin: true })).headers;
     });
 
     after(async () => {
@@ -103,14 +105,14 @@ describe('the git API loader', () => {
     });
 
     it("answers 501 in Gitea's error shape for an operation without a handler", async () => {
-        const response = await context.server.inject({ method: 'GET', url: '/api/v1/admin/cron' });
+        const response = await context.server.inject({ method: 'GET', url: '/api/v1/admin/cron', headers });
         expect(response.statusCode).to.equal(501);
         expect(response.result).to.equal({ message: 'not implemented: adminCronList', url: SWAGGER_URL });
     });
 
     describe('request validation built from the spec', () => {
         it('refuses a body field of the wrong type with 422 naming the field', async () => {
-            const response = await context.server.inject({ method: 'POST', url: '/api/v1/markdown', payload: { Text: 5 } });
+            const response = await context.server.inject({ method: 'POST', url: '/api/v1/markdown', headers, payload: { Text: 5 } });
             expect(response.statusCode).to.equal(422);
             expect((response.result as { message: string }).message).to.startWith('[Text]: ');
             expect((response.result as { url: string }).url).to.equal(SWAGGER_URL);
@@ -120,6 +122,7 @@ describe('the git API loader', () => {
             const response = await context.server.inject({
                 method: 'POST',
                 url: '/api/v1/markdown',
+                headers,
                 payload: { text: '**hi**', MODE: 'markdown' },
             });
             expect(response.statusCode).to.equal(200);
@@ -127,45 +130,46 @@ describe('the git API loader', () => {
         });
 
         it('refuses a value outside an enum, even in a repeatable query parameter', async () => {
-            const response = await context.server.inject('/api/v1/notifications?subject-type=issue&subject-type=bogus');
+            const response = await context.server.inject({ url: '/api/v1/notifications?subject-type=issue&subject-type=bogus', headers });
             expect(response.statusCode).to.equal(422);
             expect((response.result as { message: string }).message).to.contain('subject-type');
         });
 
         it('accepts repeated values of a repeatable query parameter (then reaches the handler)', async () => {
-            const response = await context.server.inject(
-                '/api/v1/notifications?status-types=unread&status-types=pinned&subject-type=issue',
-            );
+            const response = await context.server.inject({
+                url: '/api/v1/notifications?status-types=unread&status-types=pinned&subject-type=issue',
+                headers,
+            });
             expect(response.statusCode).to.equal(501);
         });
 
         it('refuses a date-time that is not RFC 3339', async () => {
-            const response = await context.server.inject('/api/v1/notifications?since=yesterday');
+            const response = await context.server.inject({ url: '/api/v1/notifications?since=yesterday', headers });
             expect(response.statusCode).to.equal(422);
             expect((response.result as { message: string }).message).to.startWith('[since]');
         });
 
         it('refuses a path parameter that is not an int64', async () => {
-            const bad = await context.server.inject('/api/v1/admin/hooks/abc');
+            const bad = await context.server.inject({ url: '/api/v1/admin/hooks/abc', headers });
             expect(bad.statusCode).to.equal(422);
             expect((bad.result as { message: string }).message).to.startWith('[id]');
-            const good = await context.server.inject('/api/v1/admin/hooks/12');
+            const good = await context.server.inject({ url: '/api/v1/admin/hooks/12', headers });
             expect(good.statusCode).to.equal(501);
         });
 
         it('refuses a boolean query parameter that is not a boolean', async () => {
-            const response = await context.server.inject('/api/v1/admin/actions/runners?disabled=perhaps');
+            const response = await context.server.inject({ url: '/api/v1/admin/actions/runners?disabled=perhaps', headers });
             expect(response.statusCode).to.equal(422);
         });
 
         it('reports the first missing required body field by its Go name', async () => {
-            const response = await context.server.inject({ method: 'POST', url: '/api/v1/admin/users', payload: {} });
+            const response = await context.server.inject({ method: 'POST', url: '/api/v1/admin/users', headers, payload: {} });
             expect(response.statusCode).to.equal(422);
             expect((response.result as { message: string }).message).to.match(/^\[(Email|Username)\]: Required$/);
         });
 
         it("leaves page and limit to Gitea's lenient paging rules", async () => {
-            const response = await context.server.inject('/api/v1/admin/orgs?page=abc&limit=-3');
+            const response = await context.server.inject({ url: '/api/v1/admin/orgs?page=abc&limit=-3', headers });
             expect(response.statusCode).to.equal(501);
         });
 
@@ -173,7 +177,7 @@ describe('the git API loader', () => {
             const response = await context.server.inject({
                 method: 'POST',
                 url: '/api/v1/markdown/raw',
-                headers: { 'content-type': 'text/plain' },
+                headers: { ...headers, 'content-type': 'text/plain' },
                 payload: '# Title',
             });
             expect(response.statusCode).to.equal(200);
@@ -183,7 +187,7 @@ describe('the git API loader', () => {
 
     describe('clean 4xx for bad requests', () => {
         it("answers 404 in Gitea's shape for an unknown path under /api/v1", async () => {
-            const response = await context.server.inject('/api/v1/no/such/thing');
+            const response = await context.server.inject({ url: '/api/v1/no/such/thing', headers });
             expect(response.statusCode).to.equal(404);
             expect(response.result).to.equal({ message: 'not found', url: SWAGGER_URL });
         });
@@ -199,7 +203,7 @@ describe('the git API loader', () => {
             const response = await context.server.inject({
                 method: 'POST',
                 url: '/api/v1/markdown',
-                headers: { 'content-type': 'application/json' },
+                headers: { ...headers, 'content-type': 'application/json' },
                 payload: '{"Text": ',
             });
             expect(response.statusCode).to.equal(400);
@@ -210,7 +214,7 @@ describe('the git API loader', () => {
             const response = await context.server.inject({
                 method: 'POST',
                 url: '/api/v1/markdown/raw',
-                headers: { 'content-type': 'text/plain' },
+                headers: { ...headers, 'content-type': 'text/plain' },
                 payload: 'x'.repeat(11 * 1024 * 1024),
             });
             expect(response.statusCode).to.equal(413);
@@ -221,7 +225,7 @@ describe('the git API loader', () => {
             const response = await context.server.inject({
                 method: 'POST',
                 url: '/api/v1/markdown',
-                headers: { 'content-type': 'application/x-unknown' },
+                headers: { ...headers, 'content-type': 'application/x-unknown' },
                 payload: 'x',
             });
             expect(response.statusCode).to.equal(415);

@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { giteaApi } from 'gitea-js';
 
-import { createTestServer, type TestServer } from '../../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer } from '../../../helpers.ts';
 import { swaggerErrors } from '../../../swagger.ts';
 
 export const lab = Lab.script();
@@ -16,7 +16,8 @@ describe('miscellaneous: the gitea-js client against a running server', () => {
     before(async () => {
         context = await createTestServer();
         await context.server.start();
-        api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch });
+        const { token } = await createTestUser(context.server);
+        api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token });
     });
 
     after(async () => {

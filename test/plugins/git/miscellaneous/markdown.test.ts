@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { createTestServer, type TestServer } from '../../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer } from '../../../helpers.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -11,9 +11,11 @@ const ROOT = 'http://127.0.0.1:3000/';
 
 describe('miscellaneous: markdown and markup rendering', () => {
     let context: TestServer;
+    let headers: { authorization: string };
 
     before(async () => {
         context = await createTestServer();
+        headers = (await createTestUser(context.server)).headers;
     });
 
     after(async () => {
@@ -21,7 +23,7 @@ describe('miscellaneous: markdown and markup rendering', () => {
     });
 
     const render = async (url: string, payload: object) => {
-        const response = await context.server.inject({ method: 'POST', url, payload });
+        const response = await context.server.inject({ method: 'POST', url, headers, payload });
         return response;
     };
 
@@ -117,7 +119,7 @@ describe('miscellaneous: markdown and markup rendering', () => {
         const response = await context.server.inject({
             method: 'POST',
             url: '/api/v1/markdown/raw',
-            headers: { 'content-type': 'text/plain' },
+            headers: { ...headers, 'content-type': 'text/plain' },
             payload: '**bold** [[Name|Link]]',
         });
         expect(response.statusCode).to.equal(200);

@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 
 import { htmlProblems } from '../../../fixtures/html-safety.ts';
 import { xssVectors } from '../../../fixtures/xss-vectors.ts';
-import { createTestServer, type TestServer } from '../../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer } from '../../../helpers.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -11,9 +11,11 @@ const { expect } = Code;
 
 describe('miscellaneous: nothing executable survives rendering', () => {
     let context: TestServer;
+    let headers: { authorization: string };
 
     before(async () => {
         context = await createTestServer();
+        headers = (await createTestUser(context.server)).headers;
     });
 
     after(async () => {
@@ -56,12 +58,13 @@ describe('miscellaneous: nothing executable survives rendering', () => {
                             ? await context.server.inject({
                                   method: 'POST',
                                   url: endpoint,
-                                  headers: { 'content-type': 'text/plain' },
+                                  headers: { ...headers, 'content-type': 'text/plain' },
                                   payload: vector,
                               })
                             : await context.server.inject({
                                   method: 'POST',
                                   url: endpoint,
+                                  headers,
                                   payload: { Text: vector, Mode: mode, Context: '/org/repo/src/branch/main', FilePath: 'README.md' },
                               });
                     expect(response.statusCode, `${mode}: ${vector}`).to.equal(200);
@@ -75,6 +78,7 @@ describe('miscellaneous: nothing executable survives rendering', () => {
         const response = await context.server.inject({
             method: 'POST',
             url: '/api/v1/markdown',
+            headers,
             payload: { Text: '<span style="color: red">red</span> ![x](data:image/png;base64,iVBORw0KGgo=) <b class="evil">b</b>' },
         });
         expect(response.payload).to.contain('style="color: red"');
