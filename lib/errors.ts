@@ -64,8 +64,12 @@ export const GIT_API_PREFIX = '/api/v1';
 
 export type ErrorShape = 'gitea' | 'deploy';
 
+/** Gitea's package registry lives beside its API, and answers in the same shape. */
+const GIT_PACKAGES_PREFIX = '/api/packages/';
+
 export function errorShapeFor(path: string): ErrorShape {
-    return path === GIT_API_PREFIX || path.startsWith(`${GIT_API_PREFIX}/`) ? 'gitea' : 'deploy';
+    const git = path === GIT_API_PREFIX || path.startsWith(`${GIT_API_PREFIX}/`) || path.startsWith(GIT_PACKAGES_PREFIX);
+    return git ? 'gitea' : 'deploy';
 }
 
 /** Gitea names the first failing field by its Go name: `[Username]: Required`. */
@@ -82,6 +86,7 @@ export function giteaValidationMessage(error: Joi.ValidationError): string {
 function giteaRule(detail: Joi.ValidationErrorItem): string {
     const rules: Record<string, string> = {
         'any.required': 'Required',
+        'any.invalid': 'Required',
         'string.empty': 'Required',
         'any.only': 'In',
         'string.email': 'Email',

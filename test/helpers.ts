@@ -83,9 +83,12 @@ export interface TestServer {
 }
 
 /** A server on a fresh database and data directory, initialized but not listening (use inject, or start it). */
-export async function createTestServer(environment: Record<string, string> = {}): Promise<TestServer> {
-    const dataDir = temporaryDirectory();
-    const database = await freshDatabase(dataDir);
+export async function createTestServer(
+    environment: Record<string, string> = {},
+    existing?: { dataDir: string; database: TestDatabase },
+): Promise<TestServer> {
+    const dataDir = existing?.dataDir ?? temporaryDirectory();
+    const database = existing?.database ?? (await freshDatabase(dataDir));
     const config = loadConfig({
         PORT: '0',
         HOST: '127.0.0.1',

@@ -96,7 +96,9 @@ export class SchemaConverter {
         for (const [name, property] of Object.entries(schema.properties ?? {})) {
             const label = property[FIELD_LABEL] ?? name;
             const joi = this.toJoi(property).label(label);
-            keys[name] = required.has(name) ? joi.required() : joi;
+            // Gitea's Required binding refuses an empty string as it refuses a missing field.
+            const isString = this.resolve(property).type === 'string';
+            keys[name] = required.has(name) ? (isString ? joi.required().invalid('') : joi.required()) : joi;
         }
 
         let object = Joi.object(keys);
@@ -132,9 +134,7 @@ export class SchemaConverter {
             joi = joi.pattern(new RegExp(schema.pattern));
         }
 
-        if (schema.format === 'email') {
-            joi = joi.email({ tlds: false });
-        }
+        // `format: email` documents the field only: Gitea checks addresses in the handler (400 or 422 by case).
 
         return joi;
     }

@@ -109,27 +109,32 @@ export class TokenService {
             return undefined;
         }
 
-        const knex = this.#server.app.knex;
-        const row = await knex('access_tokens')
-            .where({ token_hash: sha256Hex(token.toLowerCase()) })
-            .first();
+        // One query for the token and its user: this runs on every authenticated request.
+        const row = await this.#server.app
+            .knex('access_tokens')
+            .join('users', 'users.id', 'access_tokens.uid')
+            .where({ 'access_tokens.token_hash': sha256Hex(token.toLowerCase()) })
+            .first(
+                'users.*',
+                'access_tokens.id as token_id',
+                'access_tokens.name as token_name',
+                'access_tokens.scope as token_scope',
+                'access_tokens.token_last_eight',
+                'access_tokens.created_at as token_created_at',
+            );
         if (!row) {
             return undefined;
         }
 
-        const user = await knex('users').where({ id: row.uid }).first();
-        if (!user) {
-            return undefined;
-        }
-
+        const { token_id, token_name, token_scope, token_last_eight, token_created_at, ...user } = row;
         return {
             token: {
-                id: Number(row.id),
-                uid: Number(row.uid),
-                name: row.name,
-                scope: row.scope,
-                token_last_eight: row.token_last_eight,
-                created_at: Number(row.created_at),
+                id: Number(token_id),
+                uid: Number(user.id),
+                name: token_name,
+                scope: token_scope,
+                token_last_eight,
+                created_at: Number(token_created_at),
             },
             user: toUserRow(user),
         };

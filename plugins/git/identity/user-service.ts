@@ -137,12 +137,24 @@ const SORT_COLUMNS: Record<string, string> = { name: 'lower_name', created: 'cre
 /** Things other parts of the system own that block or follow a user's deletion (repositories, packages...). */
 export interface OwnedThings {
     name: string;
-    count(ownerId: number, knex: Knex): Promise<number>;
+    count(ownerId: number, server: Server): Promise<number>;
     /** Removes what the owner has: database rows inside `trx`, files after it commits (the returned function). */
-    purge(owner: UserRow, trx: Knex.Transaction): Promise<(() => Promise<void>) | void>;
+    purge(owner: UserRow, trx: Knex.Transaction, server: Server): Promise<(() => Promise<void>) | void>;
 }
 
 const ownedThings: OwnedThings[] = [];
+
+/** The names of the kinds of things an owner still has (e.g. "repositories, packages"), or '' when none. */
+export async function countOwnedThings(ownerId: number, server: Server): Promise<string> {
+    const kinds: string[] = [];
+    for (const things of ownedThings) {
+        if ((await things.count(ownerId, server)) > 0) {
+            kinds.push(things.name);
+        }
+    }
+
+    return kinds.join(', ');
+}
 
 /** Repositories, packages and the like register here, so that deleting a user honours them. */
 export function registerOwnedThings(things: OwnedThings): void {
@@ -364,6 +376,7 @@ export class UserService {
             this.checkNewName(newName);
         }
 
+        const afterCommit: Array<() => Promise<void>> = [];
         await this.#knex.transaction(async (trx) => {
             if (!caseOnly && (await this.isNameTaken(newName, trx))) {
                 throw new ValidationError(`user already exists [name: ${newName}]`);
@@ -377,9 +390,15 @@ export class UserService {
             }
 
             for (const hook of renameHooks) {
-                await hook(user, newName, trx);
+                const after = await hook(user, newName, trx, this.#server);
+                if (after) {
+                    afterCommit.push(after);
+                }
             }
         });
+        for (const after of afterCommit) {
+            await after();
+        }
     }
 
     /** Deletes an individual user; without purge, refused while the user still owns or belongs to things. */
@@ -394,7 +413,7 @@ export class UserService {
 
         if (!purge) {
             for (const things of ownedThings) {
-                if ((await things.count(user.id, this.#knex)) > 0) {
+                if ((await things.count(user.id, this.#server)) > 0) {
                     throw new ValidationError(`user still has ownership of ${things.name} [uid: ${user.id}]`);
                 }
             }
@@ -413,7 +432,7 @@ export class UserService {
         await this.#knex.transaction(async (trx) => {
             if (purge) {
                 for (const things of ownedThings) {
-                    const after = await things.purge(user, trx);
+                    const after = await things.purge(user, trx, this.#server);
                     if (after) {
                         afterCommit.push(after);
                     }
@@ -494,7 +513,8 @@ export class UserService {
     }
 }
 
-type RenameHook = (user: UserRow, newName: string, trx: Knex.Transaction) => Promise<void>;
+/** Runs inside the rename's transaction; a returned function runs once it has committed (moving files, say). */
+type RenameHook = (user: UserRow, newName: string, trx: Knex.Transaction, server: Server) => Promise<(() => Promise<void>) | void>;
 const renameHooks: RenameHook[] = [];
 
 /** Repositories (names on disk and in records) follow their owner's rename through this. */

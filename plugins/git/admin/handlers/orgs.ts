@@ -1,0 +1,23 @@
+import type { Lifecycle } from '@hapi/hapi';
+
+import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { signedInUser } from '../../identity/auth.ts';
+import { toApiOrganization } from '../../identity/format.ts';
+import { USER_TYPE, users } from '../../identity/user-service.ts';
+import { type CreateOrgInput, organizations } from '../../orgs/org-service.ts';
+
+export const adminGetAllOrgs: Lifecycle.Method = async (request, h) => {
+    const paging = parsePaging(request.query);
+    const viewer = signedInUser(request);
+    const { publicUrl } = request.server.app.config;
+    const { rows, total } = await organizations(request.server).list(viewer, paging, true);
+    const body = rows.map((org) => toApiOrganization(org, viewer, publicUrl));
+    return setPagingHeaders(request, h.response(body), publicUrl, { total, paging });
+};
+
+export const adminCreateOrg: Lifecycle.Method = async (request, h) => {
+    const owner = await users(request.server).resolve(request.params.username as string, USER_TYPE.individual);
+    const doer = signedInUser(request);
+    const org = await organizations(request.server).create(owner, request.payload as CreateOrgInput, doer);
+    return h.response(toApiOrganization(org, doer, request.server.app.config.publicUrl)).code(201);
+};

@@ -1,0 +1,66 @@
+import type { Lifecycle, Request } from '@hapi/hapi';
+
+import { ValidationError } from '../../../../lib/errors.ts';
+import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { signedInUser } from '../../identity/auth.ts';
+import { toApiUser } from '../../identity/format.ts';
+import { type CreateUserInput, type EditUserInput, USER_TYPE, type UserSearch, users } from '../../identity/user-service.ts';
+
+const SORTS = ['name', 'created', 'updated', 'id'];
+const ORDERS = ['asc', 'desc'];
+
+function searchFilters(query: Record<string, unknown>): UserSearch {
+    const filters = query as UserSearch;
+    if (filters.sort !== undefined && !SORTS.includes(filters.sort)) {
+        throw new ValidationError(`invalid sort [${filters.sort}]`);
+    }
+
+    if (filters.order !== undefined && !ORDERS.includes(filters.order)) {
+        throw new ValidationError(`invalid order [${filters.order}]`);
+    }
+
+    return filters;
+}
+
+function publicUrl(request: Request): string {
+    return request.server.app.config.publicUrl;
+}
+
+export const adminSearchUsers: Lifecycle.Method = async (request, h) => {
+    const paging = parsePaging(request.query);
+    const { rows, total } = await users(request.server).search(searchFilters(request.query), paging);
+    const viewer = signedInUser(request);
+    const body = rows.map((user) => toApiUser(user, viewer, publicUrl(request)));
+    return setPagingHeaders(request, h.response(body), publicUrl(request), { total, paging });
+};
+
+export const adminCreateUser: Lifecycle.Method = async (request, h) => {
+    const input = request.payload as CreateUserInput;
+    // Gitea makes an administrator-created user change the password unless told otherwise.
+    const user = await users(request.server).create({ ...input, must_change_password: input.must_change_password ?? true });
+    return h.response(toApiUser(user, signedInUser(request), publicUrl(request))).code(201);
+};
+
+export const adminEditUser: Lifecycle.Method = async (request) => {
+    const user = await users(request.server).resolve(request.params.username as string, USER_TYPE.individual);
+    const edited = await users(request.server).edit(user, request.payload as EditUserInput);
+    return toApiUser(edited, signedInUser(request), publicUrl(request));
+};
+
+export const adminDeleteUser: Lifecycle.Method = async (request, h) => {
+    const service = users(request.server);
+    const user = await service.resolve(request.params.username as string);
+    await service.delete(user, signedInUser(request), (request.query as { purge?: boolean }).purge === true);
+    return h.response().code(204);
+};
+
+export const adminRenameUser: Lifecycle.Method = async (request, h) => {
+    const service = users(request.server);
+    const user = await service.resolve(request.params.username as string);
+    if (user.type !== USER_TYPE.individual) {
+        throw new ValidationError('target is an organization but not user');
+    }
+
+    await service.rename(user, (request.payload as { new_username: string }).new_username);
+    return h.response().code(204);
+};

@@ -1,0 +1,45 @@
+import type { Lifecycle } from '@hapi/hapi';
+
+import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { credentialsOf, signedInUser } from '../../identity/auth.ts';
+import { toApiOrganization } from '../../identity/format.ts';
+import { type CreateOrgInput, type EditOrgInput, organizations } from '../../orgs/org-service.ts';
+
+export const orgGetAll: Lifecycle.Method = async (request, h) => {
+    const paging = parsePaging(request.query);
+    const viewer = credentialsOf(request)?.user;
+    const { publicUrl } = request.server.app.config;
+    const { rows, total } = await organizations(request.server).list(viewer, paging);
+    const body = rows.map((org) => toApiOrganization(org, viewer, publicUrl));
+    return setPagingHeaders(request, h.response(body), publicUrl, { total, paging });
+};
+
+export const orgCreate: Lifecycle.Method = async (request, h) => {
+    const doer = signedInUser(request);
+    const org = await organizations(request.server).create(doer, request.payload as CreateOrgInput, doer);
+    return h.response(toApiOrganization(org, doer, request.server.app.config.publicUrl)).code(201);
+};
+
+export const orgGet: Lifecycle.Method = async (request) => {
+    const viewer = credentialsOf(request)?.user;
+    const org = await organizations(request.server).visible(request.params.org as string, viewer);
+    return toApiOrganization(org, viewer, request.server.app.config.publicUrl);
+};
+
+export const orgEdit: Lifecycle.Method = async (request) => {
+    const doer = signedInUser(request);
+    const service = organizations(request.server);
+    const org = await service.visible(request.params.org as string, doer);
+    await service.requireOwner(org, doer);
+    const edited = await service.edit(org, (request.payload ?? {}) as EditOrgInput);
+    return toApiOrganization(edited, doer, request.server.app.config.publicUrl);
+};
+
+export const orgDelete: Lifecycle.Method = async (request, h) => {
+    const doer = signedInUser(request);
+    const service = organizations(request.server);
+    const org = await service.visible(request.params.org as string, doer);
+    await service.requireOwner(org, doer);
+    await service.delete(org);
+    return h.response().code(204);
+};
