@@ -1,0 +1,13 @@
+import type { Lifecycle } from '@hapi/hapi';
+
+import { signedInUser } from '../../identity/auth.ts';
+import { users } from '../../identity/user-service.ts';
+import { type CreateRepositoryInput, repositories } from '../../repositories/repository-service.ts';
+
+export const adminCreateRepo: Lifecycle.Method = async (request, h) => {
+    const owner = await users(request.server).resolve(request.params.username as string);
+    const doer = signedInUser(request);
+    const service = repositories(request.server);
+    const repository = await service.create(owner, request.payload as CreateRepositoryInput, doer);
+    return h.response(service.toApiRepository(repository, owner, doer, request.server.app.config.publicUrl)).code(201);
+};

@@ -1,0 +1,20 @@
+import type { Lifecycle } from '@hapi/hapi';
+
+import { ForbiddenError } from '../../../../lib/errors.ts';
+import { signedInUser } from '../../identity/auth.ts';
+import { organizations } from '../../orgs/org-service.ts';
+import { type CreateRepositoryInput, repositories } from '../../repositories/repository-service.ts';
+
+/** The deprecated path of POST /orgs/{org}/repos: owners (and administrators) create repositories in the organisation. */
+export const createOrgRepoDeprecated: Lifecycle.Method = async (request, h) => {
+    const doer = signedInUser(request);
+    const orgs = organizations(request.server);
+    const org = await orgs.visible(request.params.org as string, doer);
+    if (!doer.is_admin && !(await orgs.canCreateRepository(org, doer))) {
+        throw new ForbiddenError('User is not allowed to create repositories in this organization.');
+    }
+
+    const service = repositories(request.server);
+    const repository = await service.create(org, request.payload as CreateRepositoryInput, doer);
+    return h.response(service.toApiRepository(repository, org, doer, request.server.app.config.publicUrl)).code(201);
+};
