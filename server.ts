@@ -15,6 +15,7 @@ import { registerGitApi } from './lib/spec/git-loader.ts';
 import { dbPlugin } from './plugins/db.ts';
 import { accessCheck, GIT_AUTH_STRATEGY, type OperationAccess, registerGitAuth } from './plugins/git/identity/auth.ts';
 import { docsPlugin } from './plugins/docs.ts';
+import { packageRegistryPlugin } from './plugins/git/packages/registry-plugin.ts';
 
 export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
 export const GIT_SWAGGER_FILE = Path.join(ROOT_DIR, 'specs', 'git', 'swagger.v1.json');
@@ -56,6 +57,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         const auth = { strategy: GIT_AUTH_STRATEGY, accessCheck: (access: unknown) => accessCheck(access as OperationAccess) };
         const handlersRoot = Path.join(ROOT_DIR, 'plugins', 'git');
         missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot, auth })));
+        await server.register(packageRegistryPlugin);
     }
 
     if (config.services.includes('deploy')) {
