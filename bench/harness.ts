@@ -59,10 +59,14 @@ export async function startProcess(entry: string, environment: Record<string, st
     };
 }
 
-/** Gatehouse as `npm start` runs it, on a fresh SQLite data directory. */
-export async function startGatehouse(): Promise<Process & { dataDir: string }> {
+/** Gatehouse as `npm start` runs it, on a fresh data directory (SQLite unless a DATABASE_URL is given). */
+export async function startGatehouse(environment: Record<string, string> = {}): Promise<Process & { dataDir: string }> {
     const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-bench-'));
-    const process_ = await startProcess(Path.join(ROOT_DIR, 'server.ts'), { DATA_DIR: dataDir, LOG_LEVEL: 'info' }, '/api/health');
+    const process_ = await startProcess(
+        Path.join(ROOT_DIR, 'server.ts'),
+        { DATA_DIR: dataDir, LOG_LEVEL: 'info', ...environment },
+        '/api/health',
+    );
     return {
         ...process_,
         dataDir,
@@ -86,13 +90,14 @@ export async function load(options: {
     method?: 'GET' | 'POST';
     body?: string;
     headers?: Record<string, string>;
+    connections?: number;
 }): Promise<LoadResult> {
     const result = await autocannon({
         url: options.url,
         method: options.method ?? 'GET',
         body: options.body,
         headers: options.headers,
-        connections: CONNECTIONS,
+        connections: options.connections ?? CONNECTIONS,
         duration: LOAD_SECONDS,
     });
     return {

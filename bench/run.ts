@@ -8,11 +8,16 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR } from './harness.ts';
+import { benchIdentity } from './identity.ts';
 import { benchLicenses, benchMarkdown } from './misc.ts';
 
-const BENCHES: Record<string, () => Promise<BenchFigure>> = {
+type Bench = () => Promise<BenchFigure | BenchFigure[]>;
+
+const BENCHES: Record<string, Bench> = {
     markdown: benchMarkdown,
     licenses: benchLicenses,
+    'identity-sqlite': () => benchIdentity('sqlite'),
+    'identity-mariadb': () => benchIdentity('mysql'),
 };
 
 const RESULTS_FILE = Path.join(ROOT_DIR, 'bench', 'RESULTS.md');
@@ -73,9 +78,14 @@ async function main(): Promise<void> {
         }
 
         console.log(`bench ${name}...`);
-        const figure = await bench();
-        console.log(`  ${figure.measured} vs ${figure.baseline}: ratio ${figure.ratio.toFixed(2)} (target ${figure.target})`);
-        figures.push({ ...figure, key: name });
+        const result = await bench();
+        const list = Array.isArray(result) ? result : [result];
+        list.forEach((figure, index) => {
+            console.log(
+                `  ${figure.name}: ${figure.measured} vs ${figure.baseline}: ratio ${figure.ratio.toFixed(2)} (target ${figure.target})`,
+            );
+            figures.push({ ...figure, key: list.length > 1 ? `${name}-${index + 1}` : name });
+        });
     }
 
     writeResults(figures);

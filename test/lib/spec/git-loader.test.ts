@@ -15,34 +15,14 @@ const SWAGGER_URL = 'http://127.0.0.1:3000/api/swagger';
 
 /** Operations still answering 501; this list only ever shrinks as issues land. */
 const STILL_MISSING = [
-    'adminAddUserBadges',
-    'adminAdoptRepository',
     'adminCreateHook',
-    'adminCreateOrg',
-    'adminCreatePublicKey',
-    'adminCreateRepo',
     'adminCreateRunnerRegistrationToken',
-    'adminCreateUser',
     'adminCronList',
     'adminCronRun',
     'adminDeleteHook',
-    'adminDeleteUnadoptedRepository',
-    'adminDeleteUser',
-    'adminDeleteUserBadges',
-    'adminDeleteUserPublicKey',
     'adminEditHook',
-    'adminEditUser',
-    'adminGetAllEmails',
-    'adminGetAllOrgs',
     'adminGetHook',
     'adminListHooks',
-    'adminListPackages',
-    'adminListUserBadges',
-    'adminRenameUser',
-    'adminSearchEmails',
-    'adminSearchUsers',
-    'adminUnadoptedList',
-    'createOrgRepoDeprecated',
     'deleteAdminRunner',
     'deleteOrgRunner',
     'getAdminRunner',
@@ -58,12 +38,7 @@ const STILL_MISSING = [
     'notifyNewAvailable',
     'notifyReadList',
     'notifyReadThread',
-    'orgCreate',
     'orgCreateRunnerRegistrationToken',
-    'orgDelete',
-    'orgEdit',
-    'orgGet',
-    'orgGetAll',
     'orgListActionsSecrets',
     'updateAdminRunner',
     'updateOrgRunner',
@@ -170,7 +145,8 @@ describe('the git API loader', () => {
 
         it("leaves page and limit to Gitea's lenient paging rules", async () => {
             const response = await context.server.inject({ url: '/api/v1/admin/orgs?page=abc&limit=-3', headers });
-            expect(response.statusCode).to.equal(501);
+            expect(response.statusCode).to.equal(200);
+            expect(response.headers['x-total-count']).to.equal('0');
         });
 
         it('takes a text/plain body as a string', async () => {
