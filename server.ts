@@ -15,6 +15,7 @@ import { registerGitApi } from './lib/spec/git-loader.ts';
 import { dbPlugin } from './plugins/db.ts';
 import { accessCheck, GIT_AUTH_STRATEGY, type OperationAccess, registerGitAuth } from './plugins/git/identity/auth.ts';
 import { docsPlugin } from './plugins/docs.ts';
+import { jobsPlugin } from './plugins/jobs.ts';
 import { packageRegistryPlugin } from './plugins/git/packages/registry-plugin.ts';
 
 export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
@@ -50,6 +51,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     registerErrorShapes(server, `${config.publicUrl}api/swagger`);
     await server.register([Inert, { plugin: dbPlugin, options: { databaseUrl: config.databaseUrl, knex: options.knex } }]);
     await server.register({ plugin: docsPlugin, options: { swaggerFile: GIT_SWAGGER_FILE } });
+    await server.register(jobsPlugin);
 
     const missing: string[] = [];
     if (config.services.includes('git')) {

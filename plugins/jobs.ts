@@ -1,0 +1,134 @@
+import Path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { Plugin, Server } from '@hapi/hapi';
+import Bree from 'bree';
+
+const ROOT_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..');
+export const JOBS_DIR = Path.join(ROOT_DIR, 'jobs');
+const BOOT_SCRIPT = Path.join(JOBS_DIR, 'boot.mjs');
+
+export interface ScheduledJob {
+    /** The job's name, and its file: jobs/<name>.ts (or `script`). */
+    name: string;
+    script?: string;
+    /** A cron expression, or Bree's `interval` (milliseconds or human text like '10m'). */
+    cron?: string;
+    interval?: number | string;
+    workerData?: Record<string, unknown>;
+}
+
+type MessageListener = (message: unknown) => void;
+
+/**
+ * Bree, owned by the server: scheduled jobs (Gitea's cron tasks) and one-off runs (webhook deliveries,
+ * the deploy manager's runs) each run in a worker thread with their own database connection.
+ */
+export class JobRunner {
+    readonly bree: Bree;
+    readonly #server: Server;
+    readonly #listeners = new Map<string, MessageListener>();
+    readonly #endings = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+    #counter = 0;
+
+    constructor(server: Server) {
+        this.#server = server;
+        this.bree = new Bree({
+            root: false,
+            jobs: [],
+            logger: false,
+            doRootCheck: false,
+            outputWorkerMetadata: false,
+            workerMessageHandler: ({ name, message }: { name: string; message: unknown }) => this.#onMessage(name, message),
+            errorHandler: (error: unknown, metadata: { name?: string } | undefined) => this.#onError(error, metadata?.name),
+        });
+        this.bree.on('worker deleted', (name: string) => this.#onEnd(name));
+    }
+
+    #workerData(script: string, data: Record<string, unknown> = {}): Record<string, unknown> {
+        return { ...data, script, config: this.#server.app.config };
+    }
+
+    async schedule(job: ScheduledJob): Promise<void> {
+        const script = job.script ?? Path.join(JOBS_DIR, `${job.name}.ts`);
+        await this.bree.add({
+            name: job.name,
+            path: BOOT_SCRIPT,
+            cron: job.cron,
+            interval: job.interval,
+            timeout: false,
+            worker: { workerData: this.#workerData(script, job.workerData) },
+        });
+    }
+
+    /** Listens to a scheduled job's messages. */
+    onMessage(name: string, listener: MessageListener): void {
+        this.#listeners.set(name, listener);
+    }
+
+    /** Runs a job file once, now, in its own worker; resolves when the worker ends, rejects when it fails. */
+    async runOnce(script: string, data: Record<string, unknown> = {}, listener?: MessageListener): Promise<void> {
+        this.#counter += 1;
+        const name = `${Path.basename(script, Path.extname(script))}-${process.pid}-${this.#counter}`;
+        await this.bree.add({ name, path: BOOT_SCRIPT, timeout: false, worker: { workerData: this.#workerData(script, data) } });
+        if (listener) {
+            this.#listeners.set(name, listener);
+        }
+
+        const ended = new Promise<void>((resolve, reject) => this.#endings.set(name, { resolve, reject }));
+        await this.bree.run(name);
+        try {
+            await ended;
+        } finally {
+            this.#listeners.delete(name);
+            await this.bree.remove(name).catch(() => undefined);
+        }
+    }
+
+    #onMessage(name: string, message: unknown): void {
+        if (message !== 'done') {
+            this.#listeners.get(name)?.(message);
+        }
+    }
+
+    #onError(error: unknown, name: string | undefined): void {
+        const ending = name ? this.#endings.get(name) : undefined;
+        const failure = error instanceof Error ? error : new Error(String(error));
+        if (ending && name) {
+            this.#endings.delete(name);
+            ending.reject(failure);
+            return;
+        }
+
+        this.#server.log(['error', 'jobs'], failure);
+    }
+
+    #onEnd(name: string): void {
+        const ending = this.#endings.get(name);
+        if (ending) {
+            this.#endings.delete(name);
+            ending.resolve();
+        }
+    }
+}
+
+declare module '../lib/context.ts' {
+    interface AppState {
+        jobs: JobRunner;
+    }
+}
+
+/** Starts Bree's schedule when the server starts, and stops every worker when it stops. */
+export const jobsPlugin: Plugin<undefined> = {
+    name: 'jobs',
+    register(server) {
+        const runner = new JobRunner(server);
+        server.app.jobs = runner;
+        server.ext('onPostStart', async () => {
+            await runner.bree.start();
+        });
+        server.ext('onPreStop', async () => {
+            await runner.bree.stop();
+        });
+    },
+};
