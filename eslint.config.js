@@ -9,7 +9,7 @@ export default tseslint.config(
     {
         languageOptions: {
             parserOptions: {
-                projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js'] },
+                projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'jobs/*.mjs'] },
                 tsconfigRootDir: import.meta.dirname,
             },
         },
