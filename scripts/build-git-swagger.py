@@ -74,7 +74,22 @@ SUMMARIES = {
     "getOrgWorkflowRuns": "List an organization's workflow runs",
     "orgListActionsSecrets": "List an organization's actions secrets (names only)",
     "updateOrgSecret": "Create or replace an organization's actions secret",
+    "deleteOrgSecret": "Delete an organization's actions secret",
+    "issueCreateIssue": "Open an issue in a repository",
+    "issueGetIssue": "Get an issue of a repository",
+    "issueEditIssue": "Change an issue (title, body, state)",
+    "issueCreateComment": "Comment on an issue",
 }
+
+# Operations beyond the seed's 62: the matching DELETE of organization secrets, and the minimum of
+# Gitea's issue API that produces notifications and webhook events.
+EXTRA_OPERATIONS = [
+    ("/orgs/{org}/actions/secrets/{secretname}", "delete"),
+    ("/repos/{owner}/{repo}/issues", "post"),
+    ("/repos/{owner}/{repo}/issues/{index}", "get"),
+    ("/repos/{owner}/{repo}/issues/{index}", "patch"),
+    ("/repos/{owner}/{repo}/issues/{index}/comments", "post"),
+]
 
 # Who may call what, as Gitea's routers decide it: the token scope categories an operation needs (read for
 # GET, write otherwise), whether a signed-in caller is needed, and whether only site administrators may.
@@ -82,7 +97,14 @@ PUBLIC_OPERATIONS = {
     "listGitignoresTemplates", "getGitignoreTemplateInfo", "listLabelTemplates", "getLabelTemplateInfo",
     "listLicenseTemplates", "getLicenseTemplateInfo", "orgGetAll", "orgGet",
 }
-TAG_SCOPES = {"admin": ["admin"], "miscellaneous": [], "notification": ["notification"], "organization": ["organization"]}
+TAG_SCOPES = {
+    "admin": ["admin"],
+    "miscellaneous": [],
+    "notification": ["notification"],
+    "organization": ["organization"],
+    "issue": ["issue"],
+}
+PUBLIC_OPERATIONS.add("issueGetIssue")
 OPERATION_SCOPES = {"createOrgRepoDeprecated": ["organization", "repository"], "orgGetAll": []}
 
 
@@ -118,11 +140,43 @@ def strip_text(node):
     return node
 
 
+def references(node):
+    """Every definition or response name a node refers to."""
+    found = set()
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            found.add(ref)
+        for value in node.values():
+            found |= references(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= references(value)
+    return found
+
+
+def add_extra_operations(paths, definitions, responses, full):
+    """Copies the extra operations, and every definition and response they need, from the full document."""
+    for path, method in EXTRA_OPERATIONS:
+        paths.setdefault(path, {})[method] = strip_text(full["paths"][path][method])
+    pending = references([paths[path][method] for path, method in EXTRA_OPERATIONS])
+    while pending:
+        ref = pending.pop()
+        kind, name = ref.split("/")[1:3]
+        table, source = (definitions, full["definitions"]) if kind == "definitions" else (responses, full["responses"])
+        if name not in table:
+            table[name] = strip_text(source[name])
+            pending |= references(table[name])
+
+
 def main():
     subset = json.loads((REFERENCE / "gitea-swagger-subset.json").read_text())
     full = json.loads((REFERENCE / "gitea-swagger-full.json").read_text())
 
     paths = strip_text(subset["paths"])
+    definitions = strip_text(subset["definitions"])
+    responses = strip_text(subset["responses"])
+    add_extra_operations(paths, definitions, responses, full)
     for path_item in paths.values():
         for operation in path_item.values():
             operation["summary"] = SUMMARIES[operation["operationId"]]
@@ -148,11 +202,9 @@ def main():
         }
     }
 
-    definitions = strip_text(subset["definitions"])
     definitions["Package"] = strip_text(full["definitions"]["Package"])
     definitions["PackageFile"] = strip_text(full["definitions"]["PackageFile"])
 
-    responses = strip_text(subset["responses"])
     responses["PackageList"] = {"schema": {"type": "array", "items": {"$ref": "#/definitions/Package"}}}
     for name, response in responses.items():
         response["description"] = name
