@@ -55,20 +55,34 @@ export async function loadHandlers(folder: string, operationNames: Iterable<stri
 
 export type ServicesSetup = (server: Server) => void | Promise<void>;
 
+/** `<folder>/services.ts` and every file in `<folder>/services/`, like the handler files. */
+function serviceFiles(folder: string): string[] {
+    const single = Path.join(folder, 'services.ts');
+    const many = Path.join(folder, 'services');
+    const files = Fs.existsSync(single) ? [single] : [];
+    if (Fs.existsSync(many)) {
+        files.push(
+            ...Fs.readdirSync(many)
+                .filter((file) => file.endsWith('.ts'))
+                .sort()
+                .map((file) => Path.join(many, file)),
+        );
+    }
+
+    return files;
+}
+
 /**
- * A path group's folder may hold `services.ts`, whose default export adds the group's services to
- * `server.app.services` before its routes are registered.
+ * A path group's folder may hold `services.ts` or `services/*.ts`, whose default exports set the group up
+ * (services, scheduled jobs) before its routes are registered.
  */
 export async function setUpServices(folder: string, server: Server): Promise<void> {
-    const file = ['services.ts', 'services.js'].map((name) => Path.join(folder, name)).find((candidate) => Fs.existsSync(candidate));
-    if (!file) {
-        return;
-    }
+    for (const file of serviceFiles(folder)) {
+        const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
+        if (typeof module.default !== 'function') {
+            throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);
+        }
 
-    const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
-    if (typeof module.default !== 'function') {
-        throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);
+        await module.default(server);
     }
-
-    await module.default(server);
 }
