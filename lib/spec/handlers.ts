@@ -6,10 +6,10 @@ import type { Lifecycle, Server } from '@hapi/hapi';
 
 export type HandlerTable = Map<string, Lifecycle.Method>;
 
-/** `<folder>/handlers.ts` and every file in `<folder>/handlers/`: one file per resource, as Gitea's routers are. */
-function handlerFiles(folder: string): string[] {
-    const single = Path.join(folder, 'handlers.ts');
-    const many = Path.join(folder, 'handlers');
+/** `<folder>/<base>.ts` and every file in `<folder>/<base>/`: one file per resource, as Gitea's routers are. */
+function groupFiles(folder: string, base: 'handlers' | 'services'): string[] {
+    const single = Path.join(folder, `${base}.ts`);
+    const many = Path.join(folder, base);
     const files = Fs.existsSync(single) ? [single] : [];
     if (Fs.existsSync(many)) {
         files.push(
@@ -30,7 +30,7 @@ function handlerFiles(folder: string): string[] {
 export async function loadHandlers(folder: string, operationNames: Iterable<string>): Promise<HandlerTable> {
     const table: HandlerTable = new Map();
     const known = new Set(operationNames);
-    for (const file of handlerFiles(folder)) {
+    for (const file of groupFiles(folder, 'handlers')) {
         const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
         const where = Path.relative(process.cwd(), file);
         for (const [name, value] of Object.entries(module)) {
@@ -55,29 +55,12 @@ export async function loadHandlers(folder: string, operationNames: Iterable<stri
 
 export type ServicesSetup = (server: Server) => void | Promise<void>;
 
-/** `<folder>/services.ts` and every file in `<folder>/services/`, like the handler files. */
-function serviceFiles(folder: string): string[] {
-    const single = Path.join(folder, 'services.ts');
-    const many = Path.join(folder, 'services');
-    const files = Fs.existsSync(single) ? [single] : [];
-    if (Fs.existsSync(many)) {
-        files.push(
-            ...Fs.readdirSync(many)
-                .filter((file) => file.endsWith('.ts'))
-                .sort()
-                .map((file) => Path.join(many, file)),
-        );
-    }
-
-    return files;
-}
-
 /**
  * A path group's folder may hold `services.ts` or `services/*.ts`, whose default exports set the group up
  * (services, scheduled jobs) before its routes are registered.
  */
 export async function setUpServices(folder: string, server: Server): Promise<void> {
-    for (const file of serviceFiles(folder)) {
+    for (const file of groupFiles(folder, 'services')) {
         const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
         if (typeof module.default !== 'function') {
             throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);
