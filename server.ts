@@ -15,8 +15,10 @@ import { registerGitApi } from './lib/spec/git-loader.ts';
 import { dbPlugin } from './plugins/db.ts';
 import { accessCheck, GIT_AUTH_STRATEGY, type OperationAccess, registerGitAuth } from './plugins/git/identity/auth.ts';
 import { docsPlugin } from './plugins/docs.ts';
+import { deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
 import { packageRegistryPlugin } from './plugins/git/packages/registry-plugin.ts';
+import { runnerProtocolPlugin } from './plugins/git/actions/runner-plugin.ts';
 
 export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
 export const GIT_SWAGGER_FILE = Path.join(ROOT_DIR, 'specs', 'git', 'swagger.v1.json');
@@ -60,11 +62,17 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         const handlersRoot = Path.join(ROOT_DIR, 'plugins', 'git');
         missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot, auth })));
         await server.register(packageRegistryPlugin);
+        await server.register(runnerProtocolPlugin);
     }
 
     if (config.services.includes('deploy')) {
+        await server.register(deploySecurityPlugin);
         missing.push(
-            ...(await registerDeployApi(server, { specsDir: DEPLOY_SPECS_DIR, handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy') })),
+            ...(await registerDeployApi(server, {
+                specsDir: DEPLOY_SPECS_DIR,
+                handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy'),
+                authStrategy: SESSION_STRATEGY,
+            })),
         );
     } else {
         // The health check belongs to the process, whichever services it hosts.

@@ -18,6 +18,11 @@ export interface AppState {
 }
 
 declare module '@hapi/hapi' {
+    /** Route settings the loaders put under `plugins.gatehouse` (the operation, the role, whether it is a run). */
+    interface PluginSpecificConfiguration {
+        gatehouse?: Record<string, unknown>;
+    }
+
     // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- merges AppState into hapi's type
     interface ServerApplicationState extends AppState {}
 }

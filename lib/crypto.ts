@@ -19,6 +19,11 @@ export class Sealer {
         this.#key = key;
     }
 
+    /** A key for another purpose (a cookie's, say), derived from the master key, never stored. */
+    derive(purpose: string): Buffer {
+        return Buffer.from(Crypto.hkdfSync('sha256', this.#key, Buffer.alloc(0), purpose, 32));
+    }
+
     seal(plaintext: string, associatedData = ''): string {
         const iv = Crypto.randomBytes(IV_BYTES);
         const cipher = Crypto.createCipheriv(ALGORITHM, this.#key, iv);

@@ -43,6 +43,16 @@ export class ValidationError extends ServiceError {
     }
 }
 
+/** Too many attempts: 429, with Retry-After in seconds. */
+export class TooManyRequestsError extends ServiceError {
+    constructor(
+        message: string,
+        readonly retryAfterSeconds: number,
+    ) {
+        super(message, 429);
+    }
+}
+
 /** The name was renamed: Gitea answers 307 to the same path with the new name. */
 export class RenamedError extends ServiceError {
     constructor(
@@ -122,7 +132,12 @@ export const validationFailAction: Lifecycle.Method = (request: Request, _h: Res
 function toBoom(error: Error): Boom.Boom {
     // hapi has already boomified a thrown ServiceError as a 500 by now: its own status wins.
     if (error instanceof ServiceError) {
-        return new Boom.Boom(error.message, { statusCode: error.statusCode });
+        const boom = new Boom.Boom(error.message, { statusCode: error.statusCode });
+        if (error instanceof TooManyRequestsError) {
+            boom.output.headers['Retry-After'] = String(error.retryAfterSeconds);
+        }
+
+        return boom;
     }
 
     if (Boom.isBoom(error)) {

@@ -98,10 +98,12 @@ function validationFor(route: DeployRouteSpec, converter: SchemaConverter): Rout
 export interface DeployApiOptions {
     specsDir: string;
     handlersRoot: string;
+    /** The session strategy, tried on every route; the role check then decides. */
+    authStrategy?: string;
 }
 
 /** One hapi plugin per YAML file (`deploy-<group>`), its handlers found by name. Returns handlers still missing. */
-export async function registerDeployApi(server: Server, { specsDir, handlersRoot }: DeployApiOptions): Promise<string[]> {
+export async function registerDeployApi(server: Server, { specsDir, handlersRoot, authStrategy }: DeployApiOptions): Promise<string[]> {
     const converter = new SchemaConverter();
     const missing: string[] = [];
     const files = Fs.readdirSync(specsDir)
@@ -134,6 +136,7 @@ export async function registerDeployApi(server: Server, { specsDir, handlersRoot
                             validate: validationFor(route, converter),
                             payload: route.payloadType === 'text' ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
                             plugins: { gatehouse: { role: route.role, run: route.run } },
+                            auth: authStrategy ? { strategy: authStrategy, mode: 'try' } : false,
                             handler: handler ?? notImplemented(route.handler),
                         },
                     });

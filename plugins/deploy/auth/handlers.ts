@@ -1,0 +1,109 @@
+import Boom from '@hapi/boom';
+import type { Lifecycle, Request } from '@hapi/hapi';
+
+import { audit } from '../accounts/audit-service.ts';
+import { loginLimiter } from '../accounts/login-limiter.ts';
+import { sessions } from '../accounts/session-service.ts';
+import { totp } from '../accounts/totp-service.ts';
+import { type DeployUser, deployUsers } from '../accounts/user-service.ts';
+import { clientAddress, deployCredentials } from '../security.ts';
+
+/** A new session id for every step of a sign-in, so that a cookie from before it is worth nothing after. */
+async function startSession(request: Request, user: DeployUser, mfaPending: boolean): Promise<void> {
+    const previous = deployCredentials(request);
+    if (previous) {
+        await sessions(request.server).end(previous.sessionId);
+    }
+
+    const sid = await sessions(request.server).create(user.id, mfaPending, clientAddress(request));
+    request.cookieAuth.set({ sid });
+}
+
+export const me: Lifecycle.Method = (request) => {
+    const credentials = deployCredentials(request);
+    if (!credentials || credentials.mfaPending) {
+        throw Boom.unauthorized('not signed in');
+    }
+
+    return { user: credentials.user };
+};
+
+export const login: Lifecycle.Method = async (request) => {
+    const { email, password } = request.payload as { email: string; password: string };
+    const address = clientAddress(request);
+    const limiter = loginLimiter(request.server);
+    limiter.check(email, address);
+    const user = await deployUsers(request.server).authenticate(email, password);
+    if (!user || user.disabled) {
+        limiter.fail(email, address);
+        await audit(request.server).record({
+            action: 'auth.login',
+            target: email.toLowerCase(),
+            outcome: 'failure',
+            clientAddress: address,
+        });
+        throw Boom.unauthorized('wrong e-mail or password');
+    }
+
+    await startSession(request, user, user.totpEnabled);
+    if (user.totpEnabled) {
+        await audit(request.server).record({ actor: user, action: 'auth.password', target: user.email, clientAddress: address });
+        return { mfaRequired: true };
+    }
+
+    limiter.succeed(email);
+    await deployUsers(request.server).touchLogin(user.id);
+    await audit(request.server).record({ actor: user, action: 'auth.login', target: user.email, clientAddress: address });
+    return { mfaRequired: false, user };
+};
+
+export const submitMfa: Lifecycle.Method = async (request) => {
+    const credentials = deployCredentials(request);
+    if (!credentials?.mfaPending) {
+        throw Boom.unauthorized('no sign-in is waiting for a code');
+    }
+
+    const { user } = credentials;
+    const address = clientAddress(request);
+    const limiter = loginLimiter(request.server);
+    limiter.check(user.email, address);
+    if (!(await totp(request.server).verifyCode(user.id, (request.payload as { code: string }).code))) {
+        limiter.fail(user.email, address);
+        await audit(request.server).record({
+            actor: user,
+            action: 'auth.mfa',
+            target: user.email,
+            outcome: 'failure',
+            clientAddress: address,
+        });
+        throw Boom.unauthorized('the code is not valid');
+    }
+
+    limiter.succeed(user.email);
+    await startSession(request, user, false);
+    await deployUsers(request.server).touchLogin(user.id);
+    await audit(request.server).record({
+        actor: user,
+        action: 'auth.login',
+        target: user.email,
+        clientAddress: address,
+        details: { mfa: true },
+    });
+    return { user };
+};
+
+export const logout: Lifecycle.Method = async (request, h) => {
+    const credentials = deployCredentials(request);
+    if (credentials) {
+        await sessions(request.server).end(credentials.sessionId);
+        await audit(request.server).record({
+            actor: credentials.user,
+            action: 'auth.logout',
+            target: credentials.user.email,
+            clientAddress: clientAddress(request),
+        });
+    }
+
+    request.cookieAuth.clear();
+    return h.response().code(204);
+};

@@ -1,0 +1,121 @@
+import Crypto from 'node:crypto';
+
+import Boom from '@hapi/boom';
+import Cookie from '@hapi/cookie';
+import Crumb from '@hapi/crumb';
+import type { Plugin, Request, Server } from '@hapi/hapi';
+
+import { errorShapeFor } from '../../lib/errors.ts';
+import { sessions } from './accounts/session-service.ts';
+import type { DeployRole, DeployUser } from './accounts/user-service.ts';
+
+export const SESSION_STRATEGY = 'dp-session';
+export const SESSION_COOKIE = 'dp_session';
+export const CSRF_COOKIE = 'dp_csrf';
+
+/** What a signed-in request carries; `role` is what the route loader checks. */
+export interface DeployCredentials {
+    user: DeployUser;
+    sessionId: number;
+    mfaPending: boolean;
+    role: DeployRole;
+    [key: string]: unknown;
+}
+
+/** Routes a session waiting for its second factor may reach. */
+const MFA_PENDING_ROUTES = new Set(['auth.submitMfa', 'auth.logout', 'auth.me']);
+
+function isDeployRequest(request: Request): boolean {
+    return request.path.startsWith('/api/') && errorShapeFor(request.path) === 'deploy' && !request.path.startsWith('/api/swagger');
+}
+
+/** The cookie's key: derived from the master key, so it survives restarts and is never stored. */
+function cookiePassword(server: Server): string {
+    return Crypto.createHmac('sha256', server.app.sealer.derive('dp_session cookie')).update('iron').digest('hex');
+}
+
+export function deployCredentials(request: Request): DeployCredentials | undefined {
+    return request.auth.isAuthenticated ? (request.auth.credentials as DeployCredentials) : undefined;
+}
+
+export function requireDeployCredentials(request: Request): DeployCredentials {
+    const credentials = deployCredentials(request);
+    if (!credentials) {
+        throw Boom.unauthorized('not signed in');
+    }
+
+    return credentials;
+}
+
+/** The client's address as hapi sees it (Gatehouse listens on loopback or behind the managed nginx). */
+export function clientAddress(request: Request): string {
+    return request.info.remoteAddress;
+}
+
+/**
+ * The deploy manager's security: sessions in an HttpOnly cookie (server-side records), the CSRF
+ * header matching the dp_csrf cookie on every non-GET request, and an Origin that matches the public URL.
+ */
+export const deploySecurityPlugin: Plugin<undefined> = {
+    name: 'deploy-security',
+    dependencies: ['db'],
+    async register(server) {
+        const { publicUrl } = server.app.config;
+        const secure = publicUrl.startsWith('https:');
+        await server.register(Cookie);
+        server.auth.strategy(SESSION_STRATEGY, 'cookie', {
+            cookie: {
+                name: SESSION_COOKIE,
+                password: cookiePassword(server),
+                isSecure: secure,
+                isHttpOnly: true,
+                isSameSite: 'Lax',
+                path: '/',
+                ttl: server.app.config.deploy.sessionHours * 3_600_000,
+                clearInvalid: true,
+            },
+            validate: async (_request: Request, session: { sid?: string }) => {
+                const found = typeof session.sid === 'string' ? await sessions(server).find(session.sid) : undefined;
+                if (!found) {
+                    return { isValid: false };
+                }
+
+                const credentials: DeployCredentials = {
+                    user: found.user,
+                    sessionId: found.session.id,
+                    mfaPending: found.session.mfaPending,
+                    role: found.user.role,
+                };
+                return { isValid: true, credentials };
+            },
+        });
+
+        const crumbOptions: Crumb.RegisterOptions = {
+            key: CSRF_COOKIE,
+            restful: true,
+            headerName: 'X-CSRF-Token',
+            skip: (request?: Request) => !request || !isDeployRequest(request),
+            cookieOptions: { path: '/', isSecure: secure, isHttpOnly: false, isSameSite: 'Strict' },
+        };
+        await server.register({ plugin: Crumb, options: crumbOptions });
+
+        const allowedOrigin = new URL(publicUrl).origin;
+        server.ext('onPreAuth', (request, h) => {
+            const origin = request.headers.origin;
+            if (isDeployRequest(request) && request.method !== 'get' && origin !== undefined && origin !== allowedOrigin) {
+                throw Boom.forbidden('origin not allowed');
+            }
+
+            return h.continue;
+        });
+
+        server.ext('onPostAuth', (request, h) => {
+            const credentials = isDeployRequest(request) ? deployCredentials(request) : undefined;
+            if (credentials?.mfaPending && !MFA_PENDING_ROUTES.has(String(request.route.settings.id))) {
+                throw Boom.unauthorized('two-factor code required');
+            }
+
+            return h.continue;
+        });
+    },
+};

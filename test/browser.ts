@@ -1,0 +1,73 @@
+/** A minimal browser for the deploy manager's API over real HTTP: a cookie jar, and the CSRF header from dp_csrf. */
+export interface BrowserResponse {
+    status: number;
+    body: unknown;
+    text: string;
+    headers: Headers;
+    setCookies: string[];
+}
+
+export interface RequestOptions {
+    csrf?: boolean;
+    headers?: Record<string, string>;
+}
+
+export class Browser {
+    readonly cookies = new Map<string, string>();
+
+    constructor(readonly baseUrl: string) {}
+
+    #remember(setCookies: string[]): void {
+        for (const header of setCookies) {
+            const [pair = ''] = header.split(';');
+            const index = pair.indexOf('=');
+            const name = pair.slice(0, index).trim();
+            const value = pair.slice(index + 1).trim();
+            const expired = /max-age=0/i.test(header) || /expires=thu, 01 jan 1970/i.test(header);
+            if (expired || value === '') {
+                this.cookies.delete(name);
+            } else {
+                this.cookies.set(name, value);
+            }
+        }
+    }
+
+    async request(method: string, path: string, payload?: unknown, options: RequestOptions = {}): Promise<BrowserResponse> {
+        const headers: Record<string, string> = { ...options.headers };
+        if (this.cookies.size > 0) {
+            headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+        }
+
+        const csrf = this.cookies.get('dp_csrf');
+        if (method !== 'GET' && options.csrf !== false && csrf) {
+            headers['x-csrf-token'] = csrf;
+        }
+
+        if (payload !== undefined) {
+            headers['content-type'] = 'application/json';
+        }
+
+        const response = await fetch(`${this.baseUrl}${path}`, {
+            method,
+            headers,
+            body: payload === undefined ? undefined : JSON.stringify(payload),
+            redirect: 'manual',
+        });
+        const setCookies = response.headers.getSetCookie();
+        this.#remember(setCookies);
+        const text = await response.text();
+        let body: unknown = text;
+        try {
+            body = text ? JSON.parse(text) : undefined;
+        } catch {
+            // not JSON
+        }
+
+        return { status: response.status, body, text, headers: response.headers, setCookies };
+    }
+
+    get = (path: string) => this.request('GET', path);
+    post = (path: string, payload?: unknown, options?: RequestOptions) => this.request('POST', path, payload, options);
+    put = (path: string, payload?: unknown, options?: RequestOptions) => this.request('PUT', path, payload, options);
+    delete = (path: string, payload?: unknown, options?: RequestOptions) => this.request('DELETE', path, payload, options);
+}
