@@ -8,6 +8,7 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR } from './harness.ts';
+import { benchAccounts } from './accounts.ts';
 import { benchIdentity } from './identity.ts';
 import { benchLicenses, benchMarkdown } from './misc.ts';
 
@@ -16,6 +17,7 @@ type Bench = () => Promise<BenchFigure | BenchFigure[]>;
 const BENCHES: Record<string, Bench> = {
     markdown: benchMarkdown,
     licenses: benchLicenses,
+    accounts: benchAccounts,
     'identity-sqlite': () => benchIdentity('sqlite'),
     'identity-mariadb': () => benchIdentity('mysql'),
 };
