@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Net from 'node:net';
@@ -9,7 +10,7 @@ import knexFactory, { type Knex } from 'knex';
 
 import { type Config, loadConfig } from '../lib/config.ts';
 import { databaseKind, knexConfig } from '../lib/database.ts';
-import { createServer } from '../server.ts';
+import { createServer, ROOT_DIR } from '../server.ts';
 import { tokens } from '../plugins/git/identity/token-service.ts';
 import { type UserRow, users } from '../plugins/git/identity/user-service.ts';
 
@@ -137,4 +138,46 @@ export async function createTestUser(
     });
     const { token } = await tokens(server).create(user, `test-${name}`, options.scopes ?? ['all']);
     return { user, token, headers: { authorization: `token ${token}` } };
+}
+
+export interface RunningServer {
+    child: ChildProcess;
+    output: () => string;
+    exited: Promise<number | null>;
+}
+
+/** `npm start` as a person runs it: a real process, configured only by the environment. */
+export function startServerProcess(environment: Record<string, string>): RunningServer {
+    let output = '';
+    const child = spawn(process.execPath, ['--import', 'tsx', Path.join(ROOT_DIR, 'server.ts')], {
+        cwd: ROOT_DIR,
+        env: { PATH: process.env.PATH ?? '', ...environment },
+        stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    return { child, output: () => output, exited };
+}
+
+export async function waitForHealth(port: number, server: RunningServer): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+        try {
+            const response = await fetch(`http://127.0.0.1:${port}/api/health`);
+            if (response.ok) {
+                return;
+            }
+        } catch {
+            // not listening yet
+        }
+
+        await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    throw new Error(`server did not become healthy:\n${server.output()}`);
 }
