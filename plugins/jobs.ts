@@ -14,6 +14,8 @@ export interface ScheduledJob {
     script?: string;
     /** A cron expression, or Bree's `interval` (milliseconds or human text like '10m'). */
     cron?: string;
+    /** The cron expression has a leading seconds field. */
+    hasSeconds?: boolean;
     interval?: number | string;
     workerData?: Record<string, unknown>;
 }
@@ -29,7 +31,10 @@ export class JobRunner {
     readonly #server: Server;
     readonly #listeners = new Map<string, MessageListener>();
     readonly #endings = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+    readonly #scheduled = new Map<string, ScheduledJob>();
     #counter = 0;
+    /** When Bree's schedule started (intervals count from here); undefined until the server starts. */
+    startedAt: number | undefined;
 
     constructor(server: Server) {
         this.#server = server;
@@ -55,10 +60,17 @@ export class JobRunner {
             name: job.name,
             path: BOOT_SCRIPT,
             cron: job.cron,
+            hasSeconds: job.hasSeconds,
             interval: job.interval,
             timeout: false,
             worker: { workerData: this.#workerData(script, job.workerData) },
         });
+        this.#scheduled.set(job.name, job);
+    }
+
+    /** A scheduled job as it was given to `schedule`, for showing its schedule and next run. */
+    scheduled(name: string): ScheduledJob | undefined {
+        return this.#scheduled.get(name);
     }
 
     /** Listens to a scheduled job's messages. */
@@ -125,6 +137,7 @@ export const jobsPlugin: Plugin<undefined> = {
         const runner = new JobRunner(server);
         server.app.jobs = runner;
         server.ext('onPostStart', async () => {
+            runner.startedAt = Date.now();
             await runner.bree.start();
         });
         server.ext('onPreStop', async () => {
