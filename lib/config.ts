@@ -19,6 +19,15 @@ export interface Config {
     logLevel: string;
     /** Outgoing webhooks: which hosts they may reach, and how deliveries are timed and retried. */
     webhooks: WebhookConfig;
+    /** Where the deploy manager keeps apps: their domains, files and nginx sites. */
+    apps: {
+        baseDomain: string;
+        appsDir: string;
+        nginxSitesDir: string;
+        certificatesDir: string;
+        /** Host ports (on 127.0.0.1) given to apps' web services, from this one up. */
+        firstHostPort: number;
+    };
     /** The deploy manager's sign-in: session lifetime and failed-attempt limits (per account and per address). */
     deploy: {
         sessionHours: number;
@@ -68,6 +77,11 @@ const environmentSchema = Joi.object({
         .pattern(/^\s*(git|deploy)\s*(,\s*(git|deploy)\s*)?$/, 'git, deploy or git,deploy')
         .default('git,deploy'),
     MASTER_KEY: Joi.string().pattern(/^[0-9a-fA-F]{64}$/, '64 hexadecimal characters (32 bytes)'),
+    BASE_DOMAIN: Joi.string().hostname().default('localhost'),
+    APPS_DIR: Joi.string(),
+    NGINX_SITES_DIR: Joi.string(),
+    CERTIFICATES_DIR: Joi.string(),
+    APPS_FIRST_HOST_PORT: Joi.number().integer().min(1024).max(65000).default(20000),
     DEPLOY_SESSION_HOURS: Joi.number()
         .positive()
         .max(24 * 90)
@@ -131,6 +145,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             deliverTimeoutMs: (value.WEBHOOK_DELIVER_TIMEOUT as number) * 1000,
             maxAttempts: value.WEBHOOK_MAX_ATTEMPTS as number,
             retryBackoffMs: value.WEBHOOK_RETRY_BACKOFF_MS as number,
+        },
+        apps: {
+            baseDomain: value.BASE_DOMAIN as string,
+            appsDir: Path.resolve((value.APPS_DIR as string | undefined) ?? Path.join(dataDir, 'apps')),
+            nginxSitesDir: Path.resolve((value.NGINX_SITES_DIR as string | undefined) ?? Path.join(dataDir, 'nginx', 'sites')),
+            certificatesDir: Path.resolve((value.CERTIFICATES_DIR as string | undefined) ?? Path.join(dataDir, 'certificates')),
+            firstHostPort: value.APPS_FIRST_HOST_PORT as number,
         },
         deploy: {
             sessionHours: value.DEPLOY_SESSION_HOURS as number,

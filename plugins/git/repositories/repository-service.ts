@@ -13,6 +13,7 @@ import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { repositoryNameProblem } from '../identity/names.ts';
 import { onUserRename, registerOwnedThings, users, type UserRow } from '../identity/user-service.ts';
+import { repositoryEvents } from '../webhooks/repository-events.ts';
 
 export const DEFAULT_BRANCH = 'main';
 const README_TEMPLATES = ['Default'];
@@ -468,10 +469,12 @@ async function countOwnedRepositories(ownerId: number, server: Server): Promise<
 }
 
 async function purgeOwnedRepositories(owner: UserRow, trx: Knex.Transaction, server: Server): Promise<() => Promise<void>> {
+    const announceDeleted = await repositoryEvents.deletingOwned(server, owner, trx);
     await trx('repositories').where({ owner_id: owner.id }).delete();
     const ownerDir = Path.join(server.app.config.repositoriesDir, owner.lower_name);
     return async () => {
         await Fs.promises.rm(ownerDir, { recursive: true, force: true });
+        await announceDeleted();
     };
 }
 
@@ -593,7 +596,9 @@ export class RepositoryService {
             plan.files = this.#initialFiles(owner, input);
         }
 
-        return await this.#createOnDisk(owner, input, plan, doer);
+        const repository = await this.#createOnDisk(owner, input, plan, doer);
+        await repositoryEvents.created(this.#server, repository, owner, doer);
+        return repository;
     }
 
     async #createOnDisk(owner: UserRow, input: CreateRepositoryInput, plan: CreationPlan, doer: UserRow): Promise<RepositoryRow> {

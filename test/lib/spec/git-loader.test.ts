@@ -14,41 +14,7 @@ const { expect } = Code;
 const SWAGGER_URL = 'http://127.0.0.1:3000/api/swagger';
 
 /** Operations still answering 501; this list only ever shrinks as issues land. */
-const STILL_MISSING = [
-    'adminCreateHook',
-    'adminCreateRunnerRegistrationToken',
-    'adminCronList',
-    'adminCronRun',
-    'adminDeleteHook',
-    'adminEditHook',
-    'adminGetHook',
-    'adminListHooks',
-    'deleteAdminRunner',
-    'deleteOrgRunner',
-    'deleteOrgSecret',
-    'getAdminRunner',
-    'getAdminRunners',
-    'getOrgRunner',
-    'getOrgRunners',
-    'getOrgWorkflowJobs',
-    'getOrgWorkflowRuns',
-    'issueCreateComment',
-    'issueCreateIssue',
-    'issueEditIssue',
-    'issueGetIssue',
-    'listAdminWorkflowJobs',
-    'listAdminWorkflowRuns',
-    'notifyGetList',
-    'notifyGetThread',
-    'notifyNewAvailable',
-    'notifyReadList',
-    'notifyReadThread',
-    'orgCreateRunnerRegistrationToken',
-    'orgListActionsSecrets',
-    'updateAdminRunner',
-    'updateOrgRunner',
-    'updateOrgSecret',
-];
+const STILL_MISSING: string[] = [];
 
 describe('the git API loader', () => {
     let context: TestServer;
@@ -88,10 +54,12 @@ describe('the git API loader', () => {
         expect(context.server.app.missingOperations.filter((name) => !name.includes('.'))).to.equal(STILL_MISSING);
     });
 
-    it("answers 501 in Gitea's error shape for an operation without a handler", async () => {
-        const response = await context.server.inject({ method: 'GET', url: '/api/v1/admin/cron', headers });
+    it("answers 501 in Gitea's error shape for an operation without a handler", { skip: STILL_MISSING.length === 0 }, async () => {
+        const operation = gitOperations(readSwagger(GIT_SWAGGER_FILE)).find((candidate) => candidate.operationId === STILL_MISSING[0]);
+        const url = `/api/v1${operation?.path.replace(/\{[^}]+\}/g, 'x') ?? ''}`;
+        const response = await context.server.inject({ method: operation?.method ?? 'GET', url, headers, payload: {} });
         expect(response.statusCode).to.equal(501);
-        expect(response.result).to.equal({ message: 'not implemented: adminCronList', url: SWAGGER_URL });
+        expect(response.result).to.equal({ message: `not implemented: ${STILL_MISSING[0]}`, url: SWAGGER_URL });
     });
 
     describe('request validation built from the spec', () => {
@@ -124,7 +92,7 @@ describe('the git API loader', () => {
                 url: '/api/v1/notifications?status-types=unread&status-types=pinned&subject-type=issue',
                 headers,
             });
-            expect(response.statusCode).to.equal(501);
+            expect(response.statusCode).to.equal(200);
         });
 
         it('refuses a date-time that is not RFC 3339', async () => {
@@ -138,7 +106,7 @@ describe('the git API loader', () => {
             expect(bad.statusCode).to.equal(422);
             expect((bad.result as { message: string }).message).to.startWith('[id]');
             const good = await context.server.inject({ url: '/api/v1/admin/hooks/12', headers });
-            expect(good.statusCode).to.equal(501);
+            expect(good.statusCode).to.equal(404);
         });
 
         it('refuses a boolean query parameter that is not a boolean', async () => {

@@ -1,0 +1,98 @@
+import type { Lifecycle, Request } from '@hapi/hapi';
+
+import { now } from '../../../../lib/database.ts';
+import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { signedInUser } from '../../identity/auth.ts';
+import { notifications, sourceValues, STATUS, statusValues, type ThreadFilter } from '../notification-service.ts';
+
+interface ListQuery {
+    all?: boolean | string;
+    'status-types'?: string[];
+    'subject-type'?: string[];
+    since?: string;
+    before?: string;
+    last_read_at?: string;
+    'to-status'?: string;
+}
+
+/** Go's ParseBool, plus `on` as Gitea's form reader takes it. */
+function isTrue(value: boolean | string | undefined): boolean {
+    return value === true || (typeof value === 'string' && ['1', 't', 'T', 'TRUE', 'true', 'True', 'on'].includes(value));
+}
+
+function epoch(value: string | undefined): number | undefined {
+    return value === undefined ? undefined : Date.parse(value);
+}
+
+/** The statuses asked for; when every one given is unknown, no status filter applies (Gitea's rule). */
+function statusFilter(query: ListQuery, defaults: number[]): number[] | undefined {
+    if (isTrue(query.all)) {
+        return undefined;
+    }
+
+    const asked = query['status-types'];
+    if (!asked || asked.length === 0) {
+        return defaults;
+    }
+
+    const known = statusValues(asked);
+    return known.length > 0 ? known : undefined;
+}
+
+/** `to-status`: read, unread or pinned; anything else is read. */
+function targetStatus(query: ListQuery): number {
+    return statusValues([query['to-status'] ?? 'read'])[0] ?? STATUS.read;
+}
+
+function threadId(request: Request): number {
+    const raw = String(request.params.id);
+    return /^\d+$/.test(raw) ? Number(raw) : 0;
+}
+
+export const notifyGetList: Lifecycle.Method = async (request, h) => {
+    const user = signedInUser(request);
+    const query = request.query as ListQuery;
+    const paging = parsePaging(request.query);
+    const filter: ThreadFilter = {
+        statuses: statusFilter(query, [STATUS.unread, STATUS.pinned]),
+        sources: sourceValues(query['subject-type'] ?? []),
+        since: epoch(query.since),
+        before: epoch(query.before),
+    };
+    const service = notifications(request.server);
+    const { rows, total } = await service.list(user, filter, paging);
+    const body = await service.toApiThreads(rows, user);
+    return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total, paging });
+};
+
+export const notifyReadList: Lifecycle.Method = async (request, h) => {
+    const user = signedInUser(request);
+    const query = request.query as ListQuery;
+    const service = notifications(request.server);
+    const changed = await service.markMany(
+        user,
+        statusFilter(query, [STATUS.unread]),
+        targetStatus(query),
+        epoch(query.last_read_at) ?? now(),
+    );
+    return h.response(await service.toApiThreads(changed, user)).code(205);
+};
+
+export const notifyNewAvailable: Lifecycle.Method = async (request) => ({
+    new: await notifications(request.server).unreadCount(signedInUser(request)),
+});
+
+export const notifyGetThread: Lifecycle.Method = async (request) => {
+    const user = signedInUser(request);
+    const service = notifications(request.server);
+    const [thread] = await service.toApiThreads([await service.thread(threadId(request), user)], user);
+    return thread;
+};
+
+export const notifyReadThread: Lifecycle.Method = async (request, h) => {
+    const user = signedInUser(request);
+    const service = notifications(request.server);
+    const changed = await service.setStatus(threadId(request), user, targetStatus(request.query as ListQuery));
+    const [thread] = await service.toApiThreads([changed], user);
+    return h.response(thread).code(205);
+};

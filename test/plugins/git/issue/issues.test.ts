@@ -1,0 +1,144 @@
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import { giteaApi } from 'gitea-js';
+
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
+import { swaggerErrors } from '../../../swagger.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+interface ApiIssue {
+    id: number;
+    number: number;
+    title: string;
+    body: string;
+    state: string;
+    comments: number;
+    url: string;
+    html_url: string;
+    user: { login: string };
+    repository: { full_name: string };
+    closed_at?: string;
+}
+
+describe('issues: the minimum of Gitea issue API', () => {
+    let context: TestServer;
+    let owner: TestUser;
+    let other: TestUser;
+    let stranger: TestUser;
+
+    before(async () => {
+        context = await createTestServer();
+        const admin = await createTestUser(context.server, { name: 'issueadmin', admin: true });
+        owner = await createTestUser(context.server, { name: 'iowner' });
+        other = await createTestUser(context.server, { name: 'iother' });
+        stranger = await createTestUser(context.server, { name: 'istranger' });
+        for (const [name, isPrivate] of [
+            ['public-repo', false],
+            ['secret-repo', true],
+        ] as const) {
+            const response = await context.server.inject({
+                method: 'POST',
+                url: '/api/v1/admin/users/iowner/repos',
+                headers: admin.headers,
+                payload: { name, private: isPrivate },
+            });
+            expect(response.statusCode).to.equal(201);
+        }
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    const request = async (method: string, url: string, headers: object | undefined, payload?: object) =>
+        await context.server.inject({ method, url: `/api/v1${url}`, headers: headers as Record<string, string>, payload });
+
+    it('creates issues numbered from 1 in each repository (201)', async () => {
+        const first = await request('POST', '/repos/iowner/public-repo/issues', other.headers, { title: 'First', body: 'Body' });
+        expect(first.statusCode).to.equal(201);
+        expect(swaggerErrors('issueCreateIssue', 201, first.result)).to.equal([]);
+        const issue = first.result as ApiIssue;
+        expect(issue).to.include({ number: 1, title: 'First', body: 'Body', state: 'open', comments: 0 });
+        expect(issue.user.login).to.equal('iother');
+        expect(issue.url).to.equal('http://127.0.0.1:3000/api/v1/repos/iowner/public-repo/issues/1');
+        expect(issue.html_url).to.equal('http://127.0.0.1:3000/iowner/public-repo/issues/1');
+        expect(issue.repository.full_name).to.equal('iowner/public-repo');
+        const second = await request('POST', '/repos/iowner/public-repo/issues', owner.headers, { title: 'Second', closed: true });
+        expect((second.result as ApiIssue).number).to.equal(2);
+        expect((second.result as ApiIssue).state).to.equal('closed');
+        expect((second.result as ApiIssue).closed_at).to.exist();
+        const elsewhere = await request('POST', '/repos/iowner/secret-repo/issues', owner.headers, { title: 'Elsewhere' });
+        expect((elsewhere.result as ApiIssue).number).to.equal(1);
+    });
+
+    it('refuses a missing title (422), an unknown or hidden repository (404), anonymous callers (401)', async () => {
+        const missing = await request('POST', '/repos/iowner/public-repo/issues', other.headers, { body: 'no title' });
+        expect(missing.statusCode).to.equal(422);
+        expect((missing.result as { message: string }).message).to.equal('[Title]: Required');
+        expect((await request('POST', '/repos/iowner/nothing/issues', other.headers, { title: 'x' })).statusCode).to.equal(404);
+        expect((await request('POST', '/repos/nobody/public-repo/issues', other.headers, { title: 'x' })).statusCode).to.equal(404);
+        expect((await request('POST', '/repos/iowner/secret-repo/issues', other.headers, { title: 'x' })).statusCode).to.equal(404);
+        expect((await request('POST', '/repos/iowner/public-repo/issues', undefined, { title: 'x' })).statusCode).to.equal(401);
+        const noScope = await createTestUser(context.server, { name: 'noissuescope', scopes: ['read:user'] });
+        expect((await request('POST', '/repos/iowner/public-repo/issues', noScope.headers, { title: 'x' })).statusCode).to.equal(403);
+    });
+
+    it('gets an issue (200), anonymously on a public repository; 404 for an unknown index or a hidden repository', async () => {
+        const response = await request('GET', '/repos/iowner/public-repo/issues/1', undefined);
+        expect(response.statusCode).to.equal(200);
+        expect(swaggerErrors('issueGetIssue', 200, response.result)).to.equal([]);
+        expect((response.result as ApiIssue).title).to.equal('First');
+        const unknown = await request('GET', '/repos/iowner/public-repo/issues/99', other.headers);
+        expect(unknown.statusCode).to.equal(404);
+        expect((unknown.result as { message: string }).message).to.contain('issue does not exist');
+        expect((await request('GET', '/repos/iowner/secret-repo/issues/1', stranger.headers)).statusCode).to.equal(404);
+        expect((await request('GET', '/repos/iowner/secret-repo/issues/1', owner.headers)).statusCode).to.equal(200);
+    });
+
+    it('edits title, body and state by the author or a writer (201), 403 for anyone else', async () => {
+        const edited = await request('PATCH', '/repos/iowner/public-repo/issues/1', other.headers, { title: 'Renamed', body: 'New' });
+        expect(edited.statusCode).to.equal(201);
+        expect(swaggerErrors('issueEditIssue', 201, edited.result)).to.equal([]);
+        expect(edited.result).to.include({ title: 'Renamed', body: 'New' });
+        const closed = await request('PATCH', '/repos/iowner/public-repo/issues/1', owner.headers, { state: 'closed' });
+        expect((closed.result as ApiIssue).state).to.equal('closed');
+        const reopened = await request('PATCH', '/repos/iowner/public-repo/issues/1', owner.headers, { state: 'open' });
+        expect((reopened.result as ApiIssue).state).to.equal('open');
+        expect((await request('PATCH', '/repos/iowner/public-repo/issues/1', stranger.headers, { title: 'Mine' })).statusCode).to.equal(
+            403,
+        );
+        expect((await request('PATCH', '/repos/iowner/public-repo/issues/1', owner.headers, { state: 'sideways' })).statusCode).to.equal(
+            422,
+        );
+        expect((await request('PATCH', '/repos/iowner/public-repo/issues/42', owner.headers, { title: 'x' })).statusCode).to.equal(404);
+    });
+
+    it('comments on an issue (201) and counts the comments; 422 without a body, 404 for an unknown issue', async () => {
+        const response = await request('POST', '/repos/iowner/public-repo/issues/1/comments', stranger.headers, { body: 'Me too' });
+        expect(response.statusCode).to.equal(201);
+        expect(swaggerErrors('issueCreateComment', 201, response.result)).to.equal([]);
+        const comment = response.result as { id: number; body: string; html_url: string; issue_url: string; user: { login: string } };
+        expect(comment).to.include({ body: 'Me too', issue_url: 'http://127.0.0.1:3000/iowner/public-repo/issues/1' });
+        expect(comment.html_url).to.equal(`http://127.0.0.1:3000/iowner/public-repo/issues/1#issuecomment-${comment.id}`);
+        expect(comment.user.login).to.equal('istranger');
+        expect(((await request('GET', '/repos/iowner/public-repo/issues/1', owner.headers)).result as ApiIssue).comments).to.equal(1);
+        expect((await request('POST', '/repos/iowner/public-repo/issues/1/comments', owner.headers, {})).statusCode).to.equal(422);
+        expect((await request('POST', '/repos/iowner/public-repo/issues/77/comments', owner.headers, { body: 'x' })).statusCode).to.equal(
+            404,
+        );
+    });
+
+    it('works through the gitea-js client', async () => {
+        await context.server.start();
+        const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: other.token });
+        const created = await api.repos.issueCreateIssue('iowner', 'public-repo', { title: 'From gitea-js' });
+        expect(created.status).to.equal(201);
+        const index = created.data.number as number;
+        expect((await api.repos.issueGetIssue('iowner', 'public-repo', index)).data.title).to.equal('From gitea-js');
+        expect((await api.repos.issueEditIssue('iowner', 'public-repo', index, { body: 'edited' })).data.body).to.equal('edited');
+        expect((await api.repos.issueCreateComment('iowner', 'public-repo', index, { body: 'hello' })).data.body).to.equal('hello');
+    });
+});
