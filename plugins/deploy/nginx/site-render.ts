@@ -1,0 +1,233 @@
+/** Renders a checked site model to nginx configuration text. */
+import { assertRenderable } from './site-check.ts';
+import {
+    ACME_PATH,
+    DEFAULT_ACME_ROOT,
+    DEFAULT_FORWARDED_HEADERS,
+    DEFAULT_SIGN_IN_PATH,
+    type ForwardAuthSpec,
+    type LocationSpec,
+    OUTPOST_PATH,
+    SIGN_IN_LOCATION,
+    type SiteSpec,
+} from './site-types.ts';
+import { EXTRA_BEGIN, EXTRA_END } from './site-values.ts';
+
+export const SITE_HEADER = '# nginx site written by Gatehouse. Edits by hand are kept as written.';
+
+/** The standard request headers every proxying location sends. */
+export const PROXY_HEADERS: Array<[string, string]> = [
+    ['Host', '$host'],
+    ['X-Real-IP', '$remote_addr'],
+    ['X-Forwarded-For', '$proxy_add_x_forwarded_for'],
+    ['X-Forwarded-Proto', '$scheme'],
+];
+export const WEBSOCKET_HEADERS: Array<[string, string]> = [
+    ['Upgrade', '$http_upgrade'],
+    ['Connection', 'upgrade'],
+];
+
+/** The model with its defaults filled in and empty optional parts left out: what parseSite gives back. */
+export function normalizeSite(spec: SiteSpec): SiteSpec {
+    const extra = spec.extra?.replace(/^\s*\n/, '').trimEnd();
+    return {
+        serverNames: [...spec.serverNames],
+        http: { port: spec.http.port },
+        ...(spec.https
+            ? { https: { port: spec.https.port, certificate: spec.https.certificate, certificateKey: spec.https.certificateKey } }
+            : {}),
+        locations: spec.locations.map(normalizeLocation),
+        ...(spec.clientMaxBodySize !== undefined ? { clientMaxBodySize: spec.clientMaxBodySize } : {}),
+        ...(spec.headers && Object.keys(spec.headers).length > 0 ? { headers: { ...spec.headers } } : {}),
+        acmeChallengeRoot: spec.acmeChallengeRoot ?? DEFAULT_ACME_ROOT,
+        forwardAuth: spec.forwardAuth ? normalizeForwardAuth(spec.forwardAuth) : null,
+        ...(extra ? { extra } : {}),
+    };
+}
+
+function normalizeLocation(location: LocationSpec): LocationSpec {
+    return {
+        path: location.path,
+        proxyPass: location.proxyPass,
+        ...(location.websocket ? { websocket: true } : {}),
+        ...(location.headers && Object.keys(location.headers).length > 0 ? { headers: { ...location.headers } } : {}),
+        ...(location.auth ? { auth: true } : {}),
+    };
+}
+
+function normalizeForwardAuth(forwardAuth: ForwardAuthSpec): ForwardAuthSpec {
+    return {
+        outpostUrl: forwardAuth.outpostUrl,
+        signInPath: forwardAuth.signInPath ?? DEFAULT_SIGN_IN_PATH,
+        headers: [...(forwardAuth.headers ?? DEFAULT_FORWARDED_HEADERS)],
+    };
+}
+
+const quote = (value: string): string => `"${value}"`;
+
+/** The nginx variable that carries an outpost response header: X-authentik-email → authentik_email's upstream name. */
+export function forwardedVariable(header: string): { variable: string; upstream: string } {
+    const snake = header.toLowerCase().replace(/-/g, '_');
+    return { variable: `$fa_${snake}`, upstream: `$upstream_http_${snake}` };
+}
+
+class Writer {
+    readonly #lines: string[] = [];
+    #depth = 0;
+
+    line(text = ''): this {
+        this.#lines.push(text === '' ? '' : `${'    '.repeat(this.#depth)}${text}`);
+        return this;
+    }
+
+    open(text: string): this {
+        this.line(`${text} {`);
+        this.#depth += 1;
+        return this;
+    }
+
+    close(): this {
+        this.#depth -= 1;
+        return this.line('}');
+    }
+
+    raw(lines: string[]): this {
+        this.#lines.push(...lines);
+        return this;
+    }
+
+    text(): string {
+        return `${this.#lines.join('\n')}\n`;
+    }
+}
+
+function writeServerStart(writer: Writer, spec: SiteSpec, port: number, ssl: boolean): void {
+    const suffix = ssl ? ' ssl' : '';
+    writer.open('server').line(`listen ${port}${suffix};`).line(`listen [::]:${port}${suffix};`);
+    writer.line(`server_name ${spec.serverNames.join(' ')};`).line();
+}
+
+function writeAcmeLocation(writer: Writer, spec: SiteSpec): void {
+    writer.open(`location ^~ ${ACME_PATH}`);
+    writer.line(`root ${spec.acmeChallengeRoot ?? DEFAULT_ACME_ROOT};`).line(`default_type ${quote('text/plain')};`);
+    writer.close().line();
+}
+
+function writeRedirectServer(writer: Writer, spec: SiteSpec, httpsPort: number): void {
+    writeServerStart(writer, spec, spec.http.port, false);
+    writeAcmeLocation(writer, spec);
+    const host = httpsPort === 443 ? '$host' : `$host:${httpsPort}`;
+    writer.open('location /').line(`return 301 https://${host}$request_uri;`).close();
+    writer.close();
+}
+
+function writeResponseHeaders(writer: Writer, headers: Record<string, string> | undefined): void {
+    for (const [name, value] of Object.entries(headers ?? {})) {
+        writer.line(`add_header ${name} ${quote(value)} always;`);
+    }
+}
+
+function writeServerSettings(writer: Writer, spec: SiteSpec): void {
+    if (spec.clientMaxBodySize !== undefined) {
+        writer.line(`client_max_body_size ${spec.clientMaxBodySize};`);
+    }
+
+    writeResponseHeaders(writer, spec.headers);
+    if (spec.clientMaxBodySize !== undefined || Object.keys(spec.headers ?? {}).length > 0) {
+        writer.line();
+    }
+}
+
+function writeOutpostLocations(writer: Writer, spec: SiteSpec, forwardAuth: ForwardAuthSpec): void {
+    writer.line('# forward auth through the authentik outpost').line('proxy_buffers 8 16k;').line('proxy_buffer_size 32k;').line();
+    writer.open(`location ${OUTPOST_PATH}`);
+    writer.line(`proxy_pass ${forwardAuth.outpostUrl}${OUTPOST_PATH};`);
+    writer.line('proxy_set_header Host $host;').line('proxy_set_header X-Original-URL $scheme://$http_host$request_uri;');
+    writer.line('add_header Set-Cookie $auth_cookie;').line('auth_request_set $auth_cookie $upstream_http_set_cookie;');
+    writer.line('proxy_pass_request_body off;').line(`proxy_set_header Content-Length ${quote('')};`);
+    writer.close().line();
+    writer.open(`location ${SIGN_IN_LOCATION}`).line('internal;').line('add_header Set-Cookie $auth_cookie;');
+    writer.line(`return 302 ${forwardAuth.signInPath ?? DEFAULT_SIGN_IN_PATH}?rd=$scheme://$http_host$request_uri;`);
+    writer.close().line();
+}
+
+function writeAuthCheck(writer: Writer, spec: SiteSpec, forwardAuth: ForwardAuthSpec): void {
+    writer.line(`auth_request ${OUTPOST_PATH}/auth/nginx;`).line(`error_page 401 = ${SIGN_IN_LOCATION};`);
+    writer.line('auth_request_set $auth_cookie $upstream_http_set_cookie;').line('add_header Set-Cookie $auth_cookie;');
+    // An add_header here hides the server's own add_header lines from this location, so they are repeated.
+    writeResponseHeaders(writer, spec.headers);
+    for (const header of forwardAuth.headers ?? DEFAULT_FORWARDED_HEADERS) {
+        const { variable, upstream } = forwardedVariable(header);
+        writer.line(`auth_request_set ${variable} ${upstream};`).line(`proxy_set_header ${header} ${variable};`);
+    }
+}
+
+function writeProxyLocation(writer: Writer, spec: SiteSpec, location: LocationSpec): void {
+    writer.open(`location ${location.path}`).line(`proxy_pass ${location.proxyPass};`).line('proxy_http_version 1.1;');
+    for (const [name, value] of PROXY_HEADERS) {
+        writer.line(`proxy_set_header ${name} ${value};`);
+    }
+
+    if (location.websocket) {
+        writer.line('proxy_set_header Upgrade $http_upgrade;').line(`proxy_set_header Connection ${quote('upgrade')};`);
+    }
+
+    for (const [name, value] of Object.entries(location.headers ?? {})) {
+        writer.line(`proxy_set_header ${name} ${quote(value)};`);
+    }
+
+    if (location.auth && spec.forwardAuth) {
+        writeAuthCheck(writer, spec, spec.forwardAuth);
+    }
+
+    writer.close();
+}
+
+function writeExtra(writer: Writer, extra: string | undefined): void {
+    if (!extra) {
+        return;
+    }
+
+    writer.line().line(`# ${EXTRA_BEGIN}`);
+    writer.raw(extra.split('\n').map((line) => (line === '' ? '' : `    ${line}`)));
+    writer.line(`# ${EXTRA_END}`);
+}
+
+function writeProxyServer(writer: Writer, spec: SiteSpec): void {
+    const port = spec.https?.port ?? spec.http.port;
+    writeServerStart(writer, spec, port, spec.https !== undefined);
+    if (spec.https) {
+        writer.line(`ssl_certificate ${spec.https.certificate};`).line(`ssl_certificate_key ${spec.https.certificateKey};`).line();
+    } else {
+        writeAcmeLocation(writer, spec);
+    }
+
+    writeServerSettings(writer, spec);
+    if (spec.forwardAuth) {
+        writeOutpostLocations(writer, spec, spec.forwardAuth);
+    }
+
+    spec.locations.forEach((location, index) => {
+        if (index > 0) {
+            writer.line();
+        }
+
+        writeProxyLocation(writer, spec, location);
+    });
+    writeExtra(writer, spec.extra);
+    writer.close();
+}
+
+/** The site as nginx configuration text; a model that is not safe to render is a ValidationError naming the field. */
+export function renderSite(input: SiteSpec): string {
+    assertRenderable(input);
+    const spec = normalizeSite(input);
+    const writer = new Writer().line(SITE_HEADER).line();
+    if (spec.https) {
+        writeRedirectServer(writer, spec, spec.https.port);
+        writer.line();
+    }
+
+    writeProxyServer(writer, spec);
+    return writer.text();
+}

@@ -1,0 +1,51 @@
+/** The nginx site model: one app's reverse-proxy site. */
+
+export interface ForwardAuthSpec {
+    /** The authentik outpost (or the authentik server with its embedded outpost): `http://127.0.0.1:9000`. */
+    outpostUrl: string;
+    /** Where an unauthenticated visitor is sent; default `/outpost.goauthentik.io/start`. */
+    signInPath?: string;
+    /** Outpost response headers passed on to the app; default the X-authentik-* identity headers. */
+    headers?: string[];
+}
+
+export interface SiteSpec {
+    serverNames: string[];
+    http: { port: number };
+    https?: { port: number; certificate: string; certificateKey: string };
+    locations: LocationSpec[];
+    clientMaxBodySize?: string;
+    /** Response headers (`add_header ... always`), repeated in every location that adds its own. */
+    headers?: Record<string, string>;
+    acmeChallengeRoot?: string;
+    forwardAuth?: ForwardAuthSpec | null;
+    /** Hand-written directives for the proxying server block, kept verbatim. */
+    extra?: string;
+}
+
+export interface LocationSpec {
+    /** A prefix location: `/`, `/api/`. */
+    path: string;
+    /** http://127.0.0.1:<port> or http://[::1]:<port>, optionally with a path. */
+    proxyPass: string;
+    websocket?: boolean;
+    /** Extra request headers to the app (`proxy_set_header`). */
+    headers?: Record<string, string>;
+    /** Forward auth applies to this location. */
+    auth?: boolean;
+}
+
+export const DEFAULT_ACME_ROOT = '/var/www/acme';
+export const DEFAULT_CERTIFICATE_DIR = '/etc/letsencrypt/live';
+export const DEFAULT_SIGN_IN_PATH = '/outpost.goauthentik.io/start';
+export const DEFAULT_FORWARDED_HEADERS = [
+    'X-authentik-username',
+    'X-authentik-groups',
+    'X-authentik-entitlements',
+    'X-authentik-email',
+    'X-authentik-name',
+    'X-authentik-uid',
+];
+export const OUTPOST_PATH = '/outpost.goauthentik.io';
+export const SIGN_IN_LOCATION = '@goauthentik_proxy_signin';
+export const ACME_PATH = '/.well-known/acme-challenge/';
