@@ -9,8 +9,12 @@ import Path from 'node:path';
 
 import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR } from './harness.ts';
 import { benchAccounts } from './accounts.ts';
+import { benchActions } from './actions.ts';
+import { benchCompose } from './compose.ts';
 import { benchIdentity } from './identity.ts';
 import { benchLicenses, benchMarkdown } from './misc.ts';
+import { benchDeliveries, benchNotificationList } from './notifications.ts';
+import { benchNginx } from './nginx.ts';
 
 type Bench = () => Promise<BenchFigure | BenchFigure[]>;
 
@@ -20,6 +24,12 @@ const BENCHES: Record<string, Bench> = {
     accounts: benchAccounts,
     'identity-sqlite': () => benchIdentity('sqlite'),
     'identity-mariadb': () => benchIdentity('mysql'),
+    'actions-sqlite': () => benchActions('sqlite'),
+    'actions-mariadb': () => benchActions('mysql'),
+    notifications: benchNotificationList,
+    'webhook-delivery': benchDeliveries,
+    nginx: benchNginx,
+    compose: benchCompose,
 };
 
 const RESULTS_FILE = Path.join(ROOT_DIR, 'bench', 'RESULTS.md');
