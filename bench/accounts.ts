@@ -23,7 +23,11 @@ async function signIn(root: string, dataDir: string): Promise<{ csrf: string; se
         throw new Error(`setup: ${setup.status}`);
     }
 
-    const login = await fetch(`${root}/api/auth/login`, { method: 'POST', headers, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
+    const login = await fetch(`${root}/api/auth/login`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }),
+    });
     return { csrf, session: cookieValue(login.headers.getSetCookie(), 'dp_session') };
 }
 

@@ -27,7 +27,8 @@ export function knexConfig(databaseUrl: string): Knex.Config {
             pool: {
                 min: 1,
                 max: 1,
-                afterCreate(connection: { pragma(statement: string): unknown }, done: (error: Error | null) => void) {
+                afterCreate(connection: SqliteConnection, done: (error: Error | null) => void) {
+                    cacheStatements(connection);
                     connection.pragma('journal_mode = WAL');
                     connection.pragma('foreign_keys = ON');
                     connection.pragma('busy_timeout = 5000');
@@ -51,6 +52,35 @@ export function knexConfig(databaseUrl: string): Knex.Config {
             supportBigNumbers: true,
         },
         pool: { min: 0, max: 10 },
+    };
+}
+
+interface SqliteConnection {
+    pragma(statement: string): unknown;
+    prepare(sql: string): unknown;
+}
+
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * knex prepares every query anew; better-sqlite3 statements can be reused, and preparing is a good part
+ * of a small query's cost. The cache keeps the most recent statements of this connection by their SQL.
+ */
+function cacheStatements(connection: SqliteConnection): void {
+    const prepare = connection.prepare.bind(connection);
+    const statements = new Map<string, unknown>();
+    connection.prepare = (sql: string) => {
+        let statement = statements.get(sql);
+        if (statement === undefined) {
+            statement = prepare(sql);
+            if (statements.size >= STATEMENT_CACHE_SIZE) {
+                statements.delete(statements.keys().next().value as string);
+            }
+
+            statements.set(sql, statement);
+        }
+
+        return statement;
     };
 }
 
