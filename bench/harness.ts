@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Os from 'node:os';
 import Path from 'node:path';
@@ -75,6 +75,24 @@ export async function startGatehouse(environment: Record<string, string> = {}): 
             Fs.rmSync(dataDir, { recursive: true, force: true });
         },
     };
+}
+
+/** An administrator and an access token made with the gatehouse command, as a person would make them. */
+export function adminToken(dataDir: string, environment: Record<string, string> = {}): string {
+    const run = (...args: string[]) => {
+        const result = spawnSync(process.execPath, [Path.join(ROOT_DIR, 'bin', 'gatehouse.js'), 'admin', 'user', ...args], {
+            cwd: ROOT_DIR,
+            env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, ...environment },
+            encoding: 'utf8',
+        });
+        if (result.status !== 0) {
+            throw new Error(`gatehouse admin user ${args[0]}: ${result.stderr}`);
+        }
+
+        return result.stdout.trim();
+    };
+    run('create', '--username', 'benchroot', '--password', 'bench-password-1', '--email', 'benchroot@example.com', '--admin');
+    return run('generate-access-token', '--username', 'benchroot', '--token-name', 'bench', '--scopes', 'all', '--raw');
 }
 
 export interface LoadResult {

@@ -4,7 +4,7 @@ import Path from 'node:path';
 
 import { renderMarkup } from '../plugins/git/miscellaneous/markdown.ts';
 import { markdownDocument } from './fixtures/markdown-document.ts';
-import { type BenchFigure, load, operationsPerSecond, ROOT_DIR, startGatehouse, startProcess } from './harness.ts';
+import { adminToken, type BenchFigure, load, operationsPerSecond, ROOT_DIR, startGatehouse, startProcess } from './harness.ts';
 
 /** POST /api/v1/markdown on a 50 KB document against rendering it in-process with the same code (the ceiling). */
 export async function benchMarkdown(): Promise<BenchFigure> {
@@ -12,6 +12,7 @@ export async function benchMarkdown(): Promise<BenchFigure> {
     const gatehouse = await startGatehouse();
     try {
         const rootUrl = `http://127.0.0.1:${gatehouse.port}/`;
+        const token = adminToken(gatehouse.dataDir);
         const ceiling = operationsPerSecond(() => {
             renderMarkup({ text, mode: 'markdown' }, rootUrl);
         });
@@ -19,7 +20,7 @@ export async function benchMarkdown(): Promise<BenchFigure> {
             url: `${rootUrl}api/v1/markdown`,
             method: 'POST',
             body: JSON.stringify({ Text: text, Mode: 'markdown' }),
-            headers: { 'content-type': 'application/json' },
+            headers: { 'content-type': 'application/json', authorization: `token ${token}` },
         });
         if (served.errors > 0 || served.non2xx > 0) {
             throw new Error(`markdown bench: ${served.errors} errors, ${served.non2xx} non-2xx answers`);

@@ -71,7 +71,9 @@ function writeResults(fresh: Array<BenchFigure & { key: string }>): void {
 Latest figures of \`npm run bench\` on ${machines}. Each load runs ${LOAD_SECONDS} s at ${CONNECTIONS}
 connections with autocannon on 127.0.0.1; Gatehouse runs in its own process as \`npm start\` runs it, on
 SQLite, with request logging on (to /dev/null). Each ratio divides Gatehouse's figure by a baseline measured
-in the same run. Regenerate with \`npm run bench\` (or \`npm run bench -- <name>\`); the raw figures are in
+in the same run. The machine is a 2-core VM whose speed varies from run to run: consecutive runs of one
+benchmark have differed by up to 0.3 in ratio (GET /api/v1/licenses gave 0.66, 0.52 and 0.80 in three runs in a
+row on 2026-11-22), so a single figure near its target says little either way. Regenerate with \`npm run bench\` (or \`npm run bench -- <name>\`); the raw figures are in
 \`bench/results.json\`.
 
 ${table(figures)}
