@@ -151,6 +151,26 @@ describe('deploy manager: sessions, CSRF and origin', () => {
     });
 });
 
+describe('deploy manager: failed sign-ins per client address', () => {
+    it('limits failures from one address across accounts, with the limits from the environment', async () => {
+        const { context, baseUrl } = await startServer({ LOGIN_MAX_FAILURES_PER_ADDRESS: '3', LOGIN_WINDOW_SECONDS: '60' });
+        try {
+            const browser = new Browser(baseUrl);
+            await browser.get('/api/auth/me');
+            const statuses: number[] = [];
+            for (const email of ['a@example.com', 'b@example.com', 'c@example.com', 'd@example.com']) {
+                statuses.push((await browser.post('/api/auth/login', { email, password: 'wrong-password' })).status);
+            }
+
+            expect(statuses).to.equal([401, 401, 401, 429]);
+            const limited = await browser.post('/api/auth/login', { email: 'e@example.com', password: 'wrong-password' });
+            expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 60);
+        } finally {
+            await context.cleanup();
+        }
+    });
+});
+
 describe('deploy manager: two factors', () => {
     let context: TestServer;
     let baseUrl: string;
