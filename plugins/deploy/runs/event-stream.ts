@@ -1,0 +1,74 @@
+import { PassThrough } from 'node:stream';
+
+import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+
+import { type Run, type RunEvent, runs } from './run-service.ts';
+
+const KEEP_ALIVE_MS = 15_000;
+
+type LiveMessage = { type: 'event'; event: RunEvent } | { type: 'end'; run: Run };
+
+function lastSeenSeq(request: Request): number {
+    const raw = request.headers['last-event-id'] ?? (request.query as { lastEventId?: string }).lastEventId ?? '0';
+    const seq = Number.parseInt(String(raw), 10);
+    return Number.isFinite(seq) && seq > 0 ? seq : 0;
+}
+
+/**
+ * A run's log as Server-Sent Events: every stored line after Last-Event-ID, then the live ones, in order and
+ * without duplicates (each carries its seq as the event id), then one `end` event carrying the run.
+ */
+export async function runEventStream(request: Request, h: ResponseToolkit, runId: number, app?: string): Promise<ResponseObject> {
+    const service = runs(request.server);
+    await service.get(runId, app);
+    const stream = new PassThrough();
+    let sent = lastSeenSeq(request);
+    let ended = false;
+    let replaying = true;
+    const buffered: LiveMessage[] = [];
+
+    const sendEvent = (event: RunEvent) => {
+        if (!ended && event.seq > sent) {
+            sent = event.seq;
+            stream.write(`id: ${event.seq}\nevent: event\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+    };
+    const finish = (run: Run) => {
+        if (!ended) {
+            ended = true;
+            stream.write(`event: end\ndata: ${JSON.stringify(run)}\n\n`);
+            stop();
+            stream.end();
+        }
+    };
+    const handle = (message: LiveMessage) => (message.type === 'event' ? sendEvent(message.event) : finish(message.run));
+
+    // Listening starts before the replay, so nothing falls between the two; seq removes what both deliver.
+    const unsubscribe = service.subscribe(runId, (message) => (replaying ? buffered.push(message) : handle(message)));
+    const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    const stop = () => {
+        clearInterval(keepAlive);
+        unsubscribe();
+    };
+    request.raw.req.once('close', stop);
+
+    stream.write(': connected\n\n');
+    for (const event of await service.eventsAfter(runId, sent)) {
+        sendEvent(event);
+    }
+
+    replaying = false;
+    buffered.splice(0).forEach(handle);
+    const current = await service.get(runId);
+    if (current.state !== 'running') {
+        // A finished run has stored all its lines before its state changed: the replay had them all.
+        finish(current);
+    }
+
+    return h
+        .response(stream)
+        .type('text/event-stream')
+        .header('Cache-Control', 'no-cache')
+        .header('X-Accel-Buffering', 'no')
+        .header('Content-Encoding', 'identity');
+}
