@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Starts (up) or stops (down) on this machine what the deploy manager drives: the Docker engine, an nginx with
+# its own prefix on unprivileged loopback ports, pebble (an ACME test CA) with its DNS stand-in, and a local
+# image registry on 127.0.0.1. Installs Debian's packages when missing (run as root). `up` prints only
+# `export` lines on standard output, so that `eval "$(scripts/services.sh up)"` points Gatehouse at them;
+# everything else goes to standard error. `down` stops what `up` started, and only that.
+#
+# Settings (environment): GATEHOUSE_SERVICES_DIR (state, default /tmp/gatehouse-services), NGINX_HTTP_PORT
+# (18080), NGINX_HTTPS_PORT (18443), PEBBLE_PORT (14000), PEBBLE_MANAGEMENT_PORT (15000), PEBBLE_DNS_PORT (8053),
+# REGISTRY_PORT (5000).
+set -euo pipefail
+
+STATE="${GATEHOUSE_SERVICES_DIR:-/tmp/gatehouse-services}"
+HTTP_PORT="${NGINX_HTTP_PORT:-18080}"
+HTTPS_PORT="${NGINX_HTTPS_PORT:-18443}"
+PEBBLE_PORT="${PEBBLE_PORT:-14000}"
+PEBBLE_MANAGEMENT_PORT="${PEBBLE_MANAGEMENT_PORT:-15000}"
+PEBBLE_DNS_PORT="${PEBBLE_DNS_PORT:-8053}"
+REGISTRY_PORT="${REGISTRY_PORT:-5000}"
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+
+say() { printf '%s\n' "$*" >&2; }
+
+wait_for() { # what, command...
+    local what="$1"
+    shift
+    for _ in $(seq 1 60); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep 0.5
+    done
+    say "services: $what did not come up"
+    return 1
+}
+
+install_missing() {
+    local missing=()
+    command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+    [ -x "$NGINX" ] || missing+=(nginx)
+    command -v pebble >/dev/null 2>&1 || missing+=(pebble)
+    command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
+    command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
+    if [ "${#missing[@]}" -gt 0 ]; then
+        say "services: installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
+            { apt-get update >&2 && apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
+        NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+    fi
+    # Packages may start their own services; ours run with their own settings instead.
+    for service in nginx docker-registry; do service "$service" stop >/dev/null 2>&1 || true; done
+}
+
+start_background() { # name, command...
+    local name="$1"
+    shift
+    "$@" >"$STATE/$name.log" 2>&1 &
+    echo $! >"$STATE/$name.pid"
+}
+
+docker_up() {
+    if docker info >/dev/null 2>&1; then
+        say "services: the Docker engine is already running"
+        return
+    fi
+    start_background dockerd dockerd
+    wait_for "the Docker engine" docker info
+}
+
+nginx_up() {
+    mkdir -p "$STATE/nginx/sites" "$STATE/nginx/logs" "$STATE/nginx/temp" "$STATE/nginx/acme"
+    cat >"$STATE/nginx/nginx.conf" <<CONF
+worker_processes 1;
+pid $STATE/nginx/nginx.pid;
+error_log $STATE/nginx/logs/error.log;
+events { worker_connections 256; }
+http {
+    access_log $STATE/nginx/logs/access.log;
+    client_body_temp_path $STATE/nginx/temp/body;
+    proxy_temp_path $STATE/nginx/temp/proxy;
+    fastcgi_temp_path $STATE/nginx/temp/fastcgi;
+    uwsgi_temp_path $STATE/nginx/temp/uwsgi;
+    scgi_temp_path $STATE/nginx/temp/scgi;
+    server {
+        listen 127.0.0.1:$HTTP_PORT default_server;
+        location /.well-known/acme-challenge/ { root $STATE/nginx/acme; }
+        location / { return 404; }
+    }
+    include $STATE/nginx/sites/*.conf;
+}
+CONF
+    "$NGINX" -t -p "$STATE/nginx" -c "$STATE/nginx/nginx.conf" >&2
+    "$NGINX" -p "$STATE/nginx" -c "$STATE/nginx/nginx.conf"
+    wait_for "nginx" curl -s -o /dev/null "http://127.0.0.1:$HTTP_PORT/"
+}
+
+pebble_up() {
+    mkdir -p "$STATE/pebble"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=127.0.0.1" \
+        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+        -keyout "$STATE/pebble/key.pem" -out "$STATE/pebble/cert.pem" >/dev/null 2>&1
+    cat >"$STATE/pebble/config.json" <<CONF
+{"pebble": {"listenAddress": "127.0.0.1:$PEBBLE_PORT", "managementListenAddress": "127.0.0.1:$PEBBLE_MANAGEMENT_PORT",
+  "certificate": "$STATE/pebble/cert.pem", "privateKey": "$STATE/pebble/key.pem",
+  "httpPort": $HTTP_PORT, "tlsPort": $HTTPS_PORT, "ocspResponderURL": "", "externalAccountBindingRequired": false}}
+CONF
+    # Every name resolves to this host for pebble, so HTTP-01 challenges come to our nginx.
+    start_background pebble-dns pebble-challtestsrv -defaultIPv4 127.0.0.1 -defaultIPv6 "" \
+        -dns01 "127.0.0.1:$PEBBLE_DNS_PORT" -http01 "" -https01 "" -tlsalpn01 "" -doh "" -management "127.0.0.1:$((PEBBLE_DNS_PORT + 2))"
+    PEBBLE_VA_NOSLEEP=1 start_background pebble pebble -config "$STATE/pebble/config.json" -dnsserver "127.0.0.1:$PEBBLE_DNS_PORT"
+    wait_for "pebble" curl -s --cacert "$STATE/pebble/cert.pem" "https://127.0.0.1:$PEBBLE_PORT/dir"
+}
+
+registry_up() {
+    mkdir -p "$STATE/registry/data"
+    cat >"$STATE/registry/config.yml" <<CONF
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: $STATE/registry/data
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$REGISTRY_PORT
+CONF
+    start_background registry docker-registry serve "$STATE/registry/config.yml"
+    wait_for "the registry" curl -sf "http://127.0.0.1:$REGISTRY_PORT/v2/"
+}
+
+up() {
+    mkdir -p "$STATE"
+    install_missing
+    docker_up
+    nginx_up
+    pebble_up
+    registry_up
+    cat <<EXPORTS
+export DOCKER_HOST=unix:///var/run/docker.sock
+export NGINX_BIN=$NGINX
+export NGINX_CONF=$STATE/nginx/nginx.conf
+export NGINX_SITES_DIR=$STATE/nginx/sites
+export NGINX_HTTP_PORT=$HTTP_PORT
+export NGINX_HTTPS_PORT=$HTTPS_PORT
+export ACME_DIRECTORY_URL=https://127.0.0.1:$PEBBLE_PORT/dir
+export ACME_CA_FILE=$STATE/pebble/cert.pem
+export REGISTRY_URL=127.0.0.1:$REGISTRY_PORT
+EXPORTS
+}
+
+stop_pid() { # name
+    local file="$STATE/$1.pid"
+    [ -f "$file" ] || return 0
+    local pid
+    pid="$(cat "$file")"
+    kill "$pid" >/dev/null 2>&1 || true
+    for _ in $(seq 1 40); do kill -0 "$pid" >/dev/null 2>&1 || break; sleep 0.25; done
+    kill -9 "$pid" >/dev/null 2>&1 || true
+    rm -f "$file"
+}
+
+down() {
+    [ -d "$STATE" ] || return 0
+    if [ -f "$STATE/nginx/nginx.pid" ]; then
+        "$NGINX" -s quit -p "$STATE/nginx" -c "$STATE/nginx/nginx.conf" >/dev/null 2>&1 || true
+    fi
+    for name in registry pebble pebble-dns dockerd; do stop_pid "$name"; done
+    say "services: stopped what was started from $STATE"
+}
+
+case "${1:-}" in
+    up) up ;;
+    down) down ;;
+    *)
+        say "usage: scripts/services.sh up|down"
+        exit 2
+        ;;
+esac

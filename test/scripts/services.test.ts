@@ -1,0 +1,102 @@
+import { spawnSync } from 'node:child_process';
+import Fs from 'node:fs';
+import Https from 'node:https';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { ROOT_DIR } from '../../server.ts';
+import { freePort, temporaryDirectory } from '../helpers.ts';
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+const SCRIPT = Path.join(ROOT_DIR, 'scripts', 'services.sh');
+
+function run(command: 'up' | 'down', environment: Record<string, string>) {
+    return spawnSync('bash', [SCRIPT, command], { env: { ...process.env, ...environment }, encoding: 'utf8', timeout: 300_000 });
+}
+
+function parseExports(text: string): Record<string, string> {
+    return Object.fromEntries(
+        text
+            .split('\n')
+            .filter((line) => line.startsWith('export '))
+            .map((line) => {
+                const [name = '', ...value] = line.slice('export '.length).split('=');
+                return [name, value.join('=')];
+            }),
+    );
+}
+
+function fetchWithCa(url: string, ca: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+        Https.get(url, { ca }, (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+        }).on('error', reject);
+    });
+}
+
+describe('scripts/services.sh', () => {
+    it(
+        'starts the Docker engine, an nginx of its own, pebble and a registry on loopback, and stops them again',
+        { timeout: 300_000 },
+        async () => {
+            const state = temporaryDirectory('gatehouse-services-');
+            const environment = {
+                GATEHOUSE_SERVICES_DIR: state,
+                NGINX_HTTP_PORT: String(await freePort()),
+                NGINX_HTTPS_PORT: String(await freePort()),
+                PEBBLE_PORT: String(await freePort()),
+                PEBBLE_MANAGEMENT_PORT: String(await freePort()),
+                PEBBLE_DNS_PORT: String(await freePort()),
+                REGISTRY_PORT: String(await freePort()),
+            };
+            try {
+                const up = run('up', environment);
+                expect(up.status, up.stderr).to.equal(0);
+                const exported = parseExports(up.stdout);
+                expect(Object.keys(exported).sort()).to.equal([
+                    'ACME_CA_FILE',
+                    'ACME_DIRECTORY_URL',
+                    'DOCKER_HOST',
+                    'NGINX_BIN',
+                    'NGINX_CONF',
+                    'NGINX_HTTPS_PORT',
+                    'NGINX_HTTP_PORT',
+                    'NGINX_SITES_DIR',
+                    'REGISTRY_URL',
+                ]);
+                expect(
+                    up.stdout
+                        .trim()
+                        .split('\n')
+                        .every((line) => line.startsWith('export ')),
+                ).to.be.true();
+
+                const docker = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], {
+                    env: { ...process.env, DOCKER_HOST: exported.DOCKER_HOST },
+                    encoding: 'utf8',
+                });
+                expect(docker.status, docker.stderr).to.equal(0);
+                expect((await fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`)).status).to.equal(404);
+                expect(Fs.existsSync(exported.NGINX_SITES_DIR ?? '')).to.be.true();
+                expect(await fetchWithCa(exported.ACME_DIRECTORY_URL ?? '', Fs.readFileSync(exported.ACME_CA_FILE ?? '', 'utf8'))).to.equal(
+                    200,
+                );
+                expect((await fetch(`http://${exported.REGISTRY_URL}/v2/`)).status).to.equal(200);
+
+                const down = run('down', environment);
+                expect(down.status, down.stderr).to.equal(0);
+                await expect(fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`)).to.reject();
+                await expect(fetch(`http://${exported.REGISTRY_URL}/v2/`)).to.reject();
+            } finally {
+                run('down', environment);
+                Fs.rmSync(state, { recursive: true, force: true });
+            }
+        },
+    );
+});
