@@ -1,35 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Https from 'node:https';
-import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { ROOT_DIR } from '../../server.ts';
 import { freePort, temporaryDirectory } from '../helpers.ts';
+import { parseExports, runServicesScript } from '../support/services.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;
 const { expect } = Code;
-
-const SCRIPT = Path.join(ROOT_DIR, 'scripts', 'services.sh');
-
-function run(command: 'up' | 'down', environment: Record<string, string>) {
-    return spawnSync('bash', [SCRIPT, command], { env: { ...process.env, ...environment }, encoding: 'utf8', timeout: 300_000 });
-}
-
-function parseExports(text: string): Record<string, string> {
-    return Object.fromEntries(
-        text
-            .split('\n')
-            .filter((line) => line.startsWith('export '))
-            .map((line) => {
-                const [name = '', ...value] = line.slice('export '.length).split('=');
-                return [name, value.join('=')];
-            }),
-    );
-}
 
 function fetchWithCa(url: string, ca: string): Promise<number> {
     return new Promise((resolve, reject) => {
@@ -56,7 +37,7 @@ describe('scripts/services.sh', () => {
                 REGISTRY_PORT: String(await freePort()),
             };
             try {
-                const up = run('up', environment);
+                const up = runServicesScript('up', environment);
                 expect(up.status, up.stderr).to.equal(0);
                 const exported = parseExports(up.stdout);
                 expect(Object.keys(exported).sort()).to.equal([
@@ -89,12 +70,12 @@ describe('scripts/services.sh', () => {
                 );
                 expect((await fetch(`http://${exported.REGISTRY_URL}/v2/`)).status).to.equal(200);
 
-                const down = run('down', environment);
+                const down = runServicesScript('down', environment);
                 expect(down.status, down.stderr).to.equal(0);
                 await expect(fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`)).to.reject();
                 await expect(fetch(`http://${exported.REGISTRY_URL}/v2/`)).to.reject();
             } finally {
-                run('down', environment);
+                runServicesScript('down', environment);
                 Fs.rmSync(state, { recursive: true, force: true });
             }
         },

@@ -1,0 +1,66 @@
+import { spawnSync } from 'node:child_process';
+import Path from 'node:path';
+
+import { ROOT_DIR } from '../../server.ts';
+import { freePort, temporaryDirectory } from '../helpers.ts';
+
+export type ServiceExports = Record<
+    | 'DOCKER_HOST'
+    | 'NGINX_BIN'
+    | 'NGINX_CONF'
+    | 'NGINX_SITES_DIR'
+    | 'NGINX_HTTP_PORT'
+    | 'NGINX_HTTPS_PORT'
+    | 'ACME_DIRECTORY_URL'
+    | 'ACME_CA_FILE'
+    | 'REGISTRY_URL',
+    string
+>;
+
+export interface RunningServices {
+    exports: ServiceExports;
+    stop(): void;
+}
+
+const SCRIPT = Path.join(ROOT_DIR, 'scripts', 'services.sh');
+
+export function runServicesScript(command: 'up' | 'down', environment: Record<string, string>) {
+    return spawnSync('bash', [SCRIPT, command], { env: { ...process.env, ...environment }, encoding: 'utf8', timeout: 300_000 });
+}
+
+export function parseExports(text: string): Record<string, string> {
+    return Object.fromEntries(
+        text
+            .split('\n')
+            .filter((line) => line.startsWith('export '))
+            .map((line) => {
+                const [name = '', ...value] = line.slice('export '.length).split('=');
+                return [name, value.join('=')];
+            }),
+    );
+}
+
+/** scripts/services.sh up on free ports in a state folder of its own; stop() brings it all down again. */
+export async function startServices(): Promise<RunningServices> {
+    const environment = {
+        GATEHOUSE_SERVICES_DIR: temporaryDirectory('gatehouse-services-'),
+        NGINX_HTTP_PORT: String(await freePort()),
+        NGINX_HTTPS_PORT: String(await freePort()),
+        PEBBLE_PORT: String(await freePort()),
+        PEBBLE_MANAGEMENT_PORT: String(await freePort()),
+        PEBBLE_DNS_PORT: String(await freePort()),
+        REGISTRY_PORT: String(await freePort()),
+    };
+    const up = runServicesScript('up', environment);
+    if (up.status !== 0) {
+        runServicesScript('down', environment);
+        throw new Error(`scripts/services.sh up failed:\n${up.stderr}`);
+    }
+
+    return {
+        exports: parseExports(up.stdout) as ServiceExports,
+        stop: () => {
+            runServicesScript('down', environment);
+        },
+    };
+}
