@@ -28,7 +28,7 @@ export function knexConfig(databaseUrl: string): Knex.Config {
                 min: 1,
                 max: 1,
                 afterCreate(connection: SqliteConnection, done: (error: Error | null) => void) {
-                    cacheStatements(connection);
+                    reuseStatementsAndLockEarly(connection);
                     connection.pragma('journal_mode = WAL');
                     connection.pragma('foreign_keys = ON');
                     connection.pragma('busy_timeout = 5000');
@@ -65,11 +65,17 @@ const STATEMENT_CACHE_SIZE = 512;
 /**
  * knex prepares every query anew; better-sqlite3 statements can be reused, and preparing is a good part
  * of a small query's cost. The cache keeps the most recent statements of this connection by their SQL.
+ *
+ * knex opens transactions with a deferred BEGIN. Workers have connections of their own, and a deferred
+ * transaction that reads, then writes after another connection wrote, fails at once with "database is
+ * locked" (SQLite cannot wait there without risking a deadlock). BEGIN IMMEDIATE takes the write lock
+ * first, so the busy timeout applies instead.
  */
-function cacheStatements(connection: SqliteConnection): void {
+function reuseStatementsAndLockEarly(connection: SqliteConnection): void {
     const prepare = connection.prepare.bind(connection);
     const statements = new Map<string, unknown>();
-    connection.prepare = (sql: string) => {
+    connection.prepare = (text: string) => {
+        const sql = text === 'BEGIN;' ? 'BEGIN IMMEDIATE;' : text;
         let statement = statements.get(sql);
         if (statement === undefined) {
             statement = prepare(sql);

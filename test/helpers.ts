@@ -99,7 +99,7 @@ export async function createTestServer(
         LOG_LEVEL: 'silent',
         ...environment,
     });
-    const server = await createServer(config, { knex: database.knex, logging: false });
+    const server = await createServer(config, { knex: database.knex, logging: process.env.TEST_LOGGING === '1' });
     return {
         server,
         config,
