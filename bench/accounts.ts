@@ -3,7 +3,7 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import { ARGON2_OPTIONS } from '../plugins/git/identity/passwords.ts';
-import { type BenchFigure, load, ROOT_DIR, startGatehouse, startProcess } from './harness.ts';
+import { type BenchFigure, compareWithBareRoute, describeLoad, load, startGatehouse } from './harness.ts';
 
 const ADMIN = { email: 'bench@example.com', name: 'Bench', password: 'bench-password-1' };
 
@@ -34,35 +34,20 @@ async function signIn(root: string, dataDir: string): Promise<{ csrf: string; se
 /** GET /api/auth/me with a session against a bare hapi route with the same JSON; and the login rate. */
 export async function benchAccounts(): Promise<BenchFigure[]> {
     const gatehouse = await startGatehouse();
-    const bodyFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-bench-')), 'me.json');
     try {
         const root = `http://127.0.0.1:${gatehouse.port}`;
         const { csrf, session } = await signIn(root, gatehouse.dataDir);
         const cookie = `dp_csrf=${csrf}; dp_session=${session}`;
-        const me = await fetch(`${root}/api/auth/me`, { headers: { cookie } });
-        Fs.writeFileSync(bodyFile, await me.text());
-        const bare = await startProcess(Path.join(ROOT_DIR, 'bench', 'fixtures', 'bare-server.ts'), { BARE_JSON_FILE: bodyFile }, '/bare');
-        let meFigure: BenchFigure;
-        try {
-            const baseline = await load({ url: `http://127.0.0.1:${bare.port}/bare` });
-            const served = await load({ url: `${root}/api/auth/me`, headers: { cookie } });
-            if (served.errors > 0 || served.non2xx > 0) {
-                throw new Error(`auth/me: ${served.errors} errors, ${served.non2xx} non-2xx`);
-            }
-
-            const ratio = served.requestsPerSecond / baseline.requestsPerSecond;
-            meFigure = {
-                name: 'GET /api/auth/me with a session',
-                measured: `${served.requestsPerSecond.toFixed(0)} req/s (p50 ${served.p50} ms, p99 ${served.p99} ms)`,
-                baseline: `${baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same JSON`,
-                ratio,
-                target: '>= 0.6',
-                met: ratio >= 0.6,
-                notes: 'session looked up in the database on every request',
-            };
-        } finally {
-            await bare.stop();
-        }
+        const comparison = await compareWithBareRoute(`${root}/api/auth/me`, { cookie });
+        const meFigure: BenchFigure = {
+            name: 'GET /api/auth/me with a session',
+            measured: describeLoad(comparison.served),
+            baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same JSON`,
+            ratio: comparison.ratio,
+            target: '>= 0.6',
+            met: comparison.ratio >= 0.6,
+            notes: 'session looked up in the database on every request',
+        };
 
         const logins = await load({
             url: `${root}/api/auth/login`,
@@ -87,6 +72,5 @@ export async function benchAccounts(): Promise<BenchFigure[]> {
         return [meFigure, loginFigure];
     } finally {
         await gatehouse.stop();
-        Fs.rmSync(Path.dirname(bodyFile), { recursive: true, force: true });
     }
 }

@@ -1,10 +1,15 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Os from 'node:os';
 import Path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import autocannon from 'autocannon';
+import knexFactory, { type Knex } from 'knex';
+
+import { sha256Hex } from '../lib/crypto.ts';
+import { knexConfig } from '../lib/database.ts';
 
 import { freePort } from '../test/helpers.ts';
 
@@ -154,4 +159,107 @@ export interface BenchFigure {
     target: string;
     met: boolean;
     notes: string;
+}
+
+export interface BenchDatabase {
+    url: string;
+    label: string;
+    drop(): Promise<void>;
+}
+
+/** A fresh database for one benchmark: a SQLite file, or a schema of its own on the MariaDB/MySQL server. */
+export async function benchDatabase(kind: 'sqlite' | 'mysql', tag: string): Promise<BenchDatabase> {
+    if (kind === 'sqlite') {
+        const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-bench-db-'));
+        return {
+            url: `sqlite:${Path.join(dir, 'bench.sqlite')}`,
+            label: 'SQLite',
+            drop: async () => Fs.rmSync(dir, { recursive: true, force: true }),
+        };
+    }
+
+    const server = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+    const name = `gatehouse_bench_${tag}_${process.pid}`;
+    const admin = knexFactory(knexConfig(server));
+    await admin.raw(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    await admin.destroy();
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    return {
+        url: url.toString(),
+        label: 'MariaDB',
+        async drop() {
+            const dropper = knexFactory(knexConfig(server));
+            await dropper.raw(`DROP DATABASE IF EXISTS \`${name}\``);
+            await dropper.destroy();
+        },
+    };
+}
+
+/** An administrator with a known access token, inserted straight through knex. */
+export async function seedAdmin(knex: Knex, createdAt = Date.now()): Promise<{ id: number; token: string }> {
+    const token = Crypto.randomBytes(20).toString('hex');
+    await knex('users').insert({
+        lower_name: 'benchadmin',
+        name: 'benchadmin',
+        email: 'admin@bench.test',
+        type: 0,
+        is_admin: true,
+        created_at: createdAt,
+        updated_at: createdAt,
+    });
+    const admin = (await knex('users').where({ lower_name: 'benchadmin' }).first('id')) as { id: number };
+    await knex('access_tokens').insert({
+        uid: admin.id,
+        name: 'bench',
+        token_hash: sha256Hex(token),
+        token_last_eight: token.slice(-8),
+        scope: 'all',
+        created_at: createdAt,
+        updated_at: createdAt,
+    });
+    return { id: Number(admin.id), token };
+}
+
+export interface BareComparison {
+    served: LoadResult;
+    baseline: LoadResult;
+    ratio: number;
+    bytes: number;
+}
+
+/**
+ * Loads a Gatehouse URL and a bare hapi route answering the very same body (fetched once from that URL),
+ * in the same run and under the same load; fails when Gatehouse answers anything but 2xx.
+ */
+export async function compareWithBareRoute(
+    url: string,
+    headers: Record<string, string> = {},
+    connections = CONNECTIONS,
+): Promise<BareComparison> {
+    const page = await fetch(url, { headers });
+    if (!page.ok) {
+        throw new Error(`${url}: ${page.status}`);
+    }
+
+    const bodyFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-bench-')), 'page.json');
+    Fs.writeFileSync(bodyFile, await page.text());
+    const bare = await startProcess(Path.join(ROOT_DIR, 'bench', 'fixtures', 'bare-server.ts'), { BARE_JSON_FILE: bodyFile }, '/bare');
+    try {
+        const baseline = await load({ url: `http://127.0.0.1:${bare.port}/bare`, connections });
+        const served = await load({ url, headers, connections });
+        if (served.errors > 0 || served.non2xx > 0) {
+            throw new Error(`${url}: ${served.errors} errors, ${served.non2xx} non-2xx answers`);
+        }
+
+        return { served, baseline, ratio: served.requestsPerSecond / baseline.requestsPerSecond, bytes: Fs.statSync(bodyFile).size };
+    } finally {
+        await bare.stop();
+        Fs.rmSync(Path.dirname(bodyFile), { recursive: true, force: true });
+    }
+}
+
+/** How a load reads in RESULTS.md. */
+export function describeLoad(result: LoadResult): string {
+    return `${result.requestsPerSecond.toFixed(0)} req/s (p50 ${result.p50} ms, p99 ${result.p99} ms)`;
 }

@@ -1,26 +1,18 @@
 import Crypto from 'node:crypto';
-import Fs from 'node:fs';
 import Http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Os from 'node:os';
-import Path from 'node:path';
 
 import knexFactory, { type Knex } from 'knex';
 
 import { Sealer, sha256Hex } from '../lib/crypto.ts';
 import { knexConfig, migrate } from '../lib/database.ts';
-import { type BenchFigure, load, ROOT_DIR, startGatehouse, startProcess } from './harness.ts';
+import { type BenchFigure, benchDatabase, compareWithBareRoute, describeLoad, startGatehouse } from './harness.ts';
 
 const THREADS = 5_000;
 const REPOSITORIES = 10;
 const DELIVERIES = 1_000;
 const DELIVERY_TARGET = 200;
 const CONCURRENCY = 16;
-
-function temporarySqlite(): { url: string; drop(): void } {
-    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-bench-db-'));
-    return { url: `sqlite:${Path.join(dir, 'bench.sqlite')}`, drop: () => Fs.rmSync(dir, { recursive: true, force: true }) };
-}
 
 async function insertUser(knex: Knex, name: string): Promise<number> {
     const stamp = Date.now();
@@ -73,52 +65,28 @@ async function seedThreads(knex: Knex): Promise<string> {
     return token;
 }
 
-async function compareWithBare(name: string, url: string, headers: Record<string, string>): Promise<BenchFigure> {
-    const page = await fetch(url, { headers });
-    if (!page.ok) {
-        throw new Error(`${url}: ${page.status}`);
-    }
-
-    const bodyFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-bench-')), 'page.json');
-    const text = await page.text();
-    Fs.writeFileSync(bodyFile, text);
-    const bare = await startProcess(Path.join(ROOT_DIR, 'bench', 'fixtures', 'bare-server.ts'), { BARE_JSON_FILE: bodyFile }, '/bare');
-    try {
-        const baseline = await load({ url: `http://127.0.0.1:${bare.port}/bare` });
-        const served = await load({ url, headers });
-        if (served.errors > 0 || served.non2xx > 0) {
-            throw new Error(`${name}: ${served.errors} errors, ${served.non2xx} non-2xx answers`);
-        }
-
-        const ratio = served.requestsPerSecond / baseline.requestsPerSecond;
-        return {
-            name,
-            measured: `${served.requestsPerSecond.toFixed(0)} req/s (p50 ${served.p50} ms, p99 ${served.p99} ms)`,
-            baseline: `${baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same page`,
-            ratio,
-            target: '>= 0.5',
-            met: ratio >= 0.5,
-            notes: `${THREADS} threads of one user, page of 50 (${text.length} bytes), SQLite`,
-        };
-    } finally {
-        await bare.stop();
-        Fs.rmSync(Path.dirname(bodyFile), { recursive: true, force: true });
-    }
-}
-
 /** GET /api/v1/notifications?limit=50 for a user with 5,000 threads, against a bare hapi route with the same JSON. */
 export async function benchNotificationList(): Promise<BenchFigure> {
-    const database = temporarySqlite();
+    const database = await benchDatabase('sqlite', 'notifications');
     const gatehouse = await startGatehouse({ DATABASE_URL: database.url });
     const knex = knexFactory(knexConfig(database.url));
     try {
         const token = await seedThreads(knex);
         const url = `http://127.0.0.1:${gatehouse.port}/api/v1/notifications?limit=50&all=true`;
-        return await compareWithBare('GET /api/v1/notifications (5,000 threads, page of 50)', url, { authorization: `token ${token}` });
+        const comparison = await compareWithBareRoute(url, { authorization: `token ${token}` });
+        return {
+            name: 'GET /api/v1/notifications (5,000 threads, page of 50)',
+            measured: describeLoad(comparison.served),
+            baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same page`,
+            ratio: comparison.ratio,
+            target: '>= 0.5',
+            met: comparison.ratio >= 0.5,
+            notes: `${THREADS} threads of one user, page of 50 (${comparison.bytes} bytes), SQLite`,
+        };
     } finally {
         await knex.destroy();
         await gatehouse.stop();
-        database.drop();
+        await database.drop();
     }
 }
 
@@ -210,7 +178,7 @@ async function seedDeliveries(knex: Knex, masterKey: string, port: number): Prom
 
 /** 1,000 deliveries queued before the server starts, sent by the Bree worker to a receiver on 127.0.0.1. */
 export async function benchDeliveries(): Promise<BenchFigure> {
-    const database = temporarySqlite();
+    const database = await benchDatabase('sqlite', 'notifications');
     const counter = await startCounter();
     const masterKey = Crypto.randomBytes(32).toString('hex');
     const knex = knexFactory(knexConfig(database.url));
@@ -247,6 +215,6 @@ export async function benchDeliveries(): Promise<BenchFigure> {
     } finally {
         await knex.destroy();
         await counter.close();
-        database.drop();
+        await database.drop();
     }
 }

@@ -20,7 +20,8 @@ export const listLabelTemplates: Lifecycle.Method = (request) => request.server.
 export const getLabelTemplateInfo: Lifecycle.Method = (request) =>
     request.server.app.services.templates.labelSet(request.params.name as string);
 
-export const listLicenseTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.licenseList();
+export const listLicenseTemplates: Lifecycle.Method = (request, h) =>
+    h.response(request.server.app.services.templates.licenseListJson()).type('application/json; charset=utf-8');
 
 export const getLicenseTemplateInfo: Lifecycle.Method = (request) =>
     request.server.app.services.templates.license(request.params.name as string);

@@ -53,6 +53,8 @@ export class TemplatesService {
     readonly #labelSets: Map<string, LabelTemplate[]>;
     readonly #licenses: Map<string, string>;
     readonly #licenseList: LicenseEntry[];
+    /** The list never changes while the server runs, so it is serialised once (75 KB for the SPDX list). */
+    readonly #licenseListJson: string;
     readonly #rootUrl: string;
 
     constructor(folders: TemplateFolders, rootUrl: string) {
@@ -64,6 +66,7 @@ export class TemplatesService {
         this.#labelSets = readLabelSets([Path.join(folders.assetsDir, 'label'), Path.join(folders.customDir, 'label')]);
         this.#licenses = readLicenses(Path.join(folders.customDir, 'license'));
         this.#licenseList = [...this.#licenses.keys()].map((name) => this.#licenseEntry(name));
+        this.#licenseListJson = JSON.stringify(this.#licenseList);
     }
 
     gitignoreNames(): string[] {
@@ -94,6 +97,10 @@ export class TemplatesService {
 
     licenseList(): LicenseEntry[] {
         return this.#licenseList;
+    }
+
+    licenseListJson(): string {
+        return this.#licenseListJson;
     }
 
     license(name: string): LicenseInfo {
