@@ -1,5 +1,6 @@
 /** Shared by the actions tests: runner protocol calls and workflow runs made through the run service. */
 import type { Server } from '@hapi/hapi';
+import { giteaApi } from 'gitea-js';
 
 import { runs } from '../../../../plugins/git/actions/run-service.ts';
 import { STATUS } from '../../../../plugins/git/actions/status.ts';
@@ -110,4 +111,21 @@ export async function seedRuns(server: Server, owner: UserRow, doer: UserRow, re
             jobs: [{ name: 'lint', runsOn: ['ubuntu-latest'], status: STATUS.failure, started, stopped: started + 2000 }],
         }),
     ];
+}
+
+/**
+ * Calls an operation gitea-js has no method for (it predates the actions API) through its generic request,
+ * against a started server, with the token as a Bearer header.
+ */
+export function giteaCaller(server: Server, token: string) {
+    const api = giteaApi(`http://127.0.0.1:${server.info.port}`, { customFetch: fetch, token });
+    return async (method: string, path: string, body?: object) =>
+        await api.request<unknown>({
+            method,
+            path,
+            secure: true,
+            body,
+            type: body ? ('application/json' as never) : undefined,
+            format: method === 'DELETE' ? undefined : 'json',
+        });
 }

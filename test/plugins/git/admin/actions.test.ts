@@ -1,10 +1,9 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
 import { swaggerErrors } from '../../../swagger.ts';
-import { callRunner, registerRunner, seedRuns } from '../actions/fixtures.ts';
+import { callRunner, giteaCaller, registerRunner, seedRuns } from '../actions/fixtures.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -289,16 +288,7 @@ describe('admin: actions runners, runs and jobs', () => {
     describe('through the gitea-js client and real HTTP', () => {
         it('calls every admin actions operation', async () => {
             await context.server.start();
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
-            const call = async (method: string, path: string, body?: object) =>
-                await api.request<unknown>({
-                    method,
-                    path,
-                    secure: true,
-                    body,
-                    type: body ? ('application/json' as never) : undefined,
-                    format: method === 'DELETE' ? undefined : 'json',
-                });
+            const call = giteaCaller(context.server, admin.token);
             const token = ((await call('POST', '/admin/actions/runners/registration-token')).data as { token: string }).token;
             const registered = await fetch(`http://127.0.0.1:${context.server.info.port}/api/actions/runner.v1.RunnerService/Register`, {
                 method: 'POST',

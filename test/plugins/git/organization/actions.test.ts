@@ -1,12 +1,11 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
 import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
 import { swaggerErrors } from '../../../swagger.ts';
-import { registerRunner, seedRuns } from '../actions/fixtures.ts';
+import { giteaCaller, registerRunner, seedRuns } from '../actions/fixtures.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -117,16 +116,7 @@ describe('organization: actions runners, runs and jobs', () => {
 
     it('answers every organisation actions operation through the gitea-js client', async () => {
         await context.server.start();
-        const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: owner.token });
-        const call = async (method: string, path: string, body?: object) =>
-            await api.request<unknown>({
-                method,
-                path,
-                secure: true,
-                body,
-                type: body ? ('application/json' as never) : undefined,
-                format: method === 'DELETE' ? undefined : 'json',
-            });
+        const call = giteaCaller(context.server, owner.token);
         expect(((await call('POST', '/orgs/acme/actions/runners/registration-token')).data as { token: string }).token).to.have.length(40);
         expect(((await call('GET', '/orgs/acme/actions/runners')).data as { total_count: number }).total_count).to.equal(1);
         expect(((await call('GET', `/orgs/acme/actions/runners/${orgRunnerId}`)).data as { name: string }).name).to.equal('acme-runner');
