@@ -3,7 +3,7 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import { ARGON2_OPTIONS } from '../plugins/git/identity/passwords.ts';
-import { type BenchFigure, compareWithBareRoute, describeLoad, load, startGatehouse } from './harness.ts';
+import { type BenchFigure, comparisonFigure, compareWithBareRoute, load, startGatehouse } from './harness.ts';
 
 const ADMIN = { email: 'bench@example.com', name: 'Bench', password: 'bench-password-1' };
 
@@ -39,15 +39,11 @@ export async function benchAccounts(): Promise<BenchFigure[]> {
         const { csrf, session } = await signIn(root, gatehouse.dataDir);
         const cookie = `dp_csrf=${csrf}; dp_session=${session}`;
         const comparison = await compareWithBareRoute(`${root}/api/auth/me`, { cookie });
-        const meFigure: BenchFigure = {
-            name: 'GET /api/auth/me with a session',
-            measured: describeLoad(comparison.served),
-            baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same JSON`,
-            ratio: comparison.ratio,
+        const meFigure: BenchFigure = comparisonFigure('GET /api/auth/me with a session', comparison, {
             target: '>= 0.6',
             met: comparison.ratio >= 0.6,
             notes: 'session looked up in the database on every request',
-        };
+        });
 
         const logins = await load({
             url: `${root}/api/auth/login`,

@@ -7,7 +7,7 @@ import {
     type BenchFigure,
     benchDatabase,
     compareWithBareRoute,
-    describeLoad,
+    comparisonFigure,
     seedAdmin,
     startGatehouse,
 } from './harness.ts';
@@ -56,15 +56,11 @@ async function seed(knex: Knex): Promise<string> {
 }
 
 function figure(name: string, comparison: BareComparison): BenchFigure {
-    return {
-        name,
-        measured: describeLoad(comparison.served),
-        baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same page`,
-        ratio: comparison.ratio,
+    return comparisonFigure(name, comparison, {
         target: '>= 0.5',
         met: comparison.ratio >= 0.5,
         notes: `${RUNS} runs over 10 repositories, page of 30 with status=completed, ${CONNECTIONS} connections`,
-    };
+    });
 }
 
 /** GET /api/v1/admin/actions/runs?status=completed over 10,000 runs, on one database kind. */

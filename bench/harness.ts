@@ -263,3 +263,18 @@ export async function compareWithBareRoute(
 export function describeLoad(result: LoadResult): string {
     return `${result.requestsPerSecond.toFixed(0)} req/s (p50 ${result.p50} ms, p99 ${result.p99} ms)`;
 }
+
+/** A bare-route comparison as a figure: measured, baseline and ratio filled in, the rest given by the benchmark. */
+export function comparisonFigure(
+    name: string,
+    comparison: BareComparison,
+    figure: { target: string; met: boolean; notes: string },
+): BenchFigure {
+    return {
+        name,
+        measured: describeLoad(comparison.served),
+        baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same body`,
+        ratio: comparison.ratio,
+        ...figure,
+    };
+}

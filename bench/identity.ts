@@ -6,7 +6,7 @@ import {
     type BenchFigure,
     benchDatabase,
     compareWithBareRoute,
-    describeLoad,
+    comparisonFigure,
     seedAdmin,
     startGatehouse,
 } from './harness.ts';
@@ -39,15 +39,11 @@ async function seed(knex: Knex): Promise<string> {
 }
 
 function figure(name: string, comparison: BareComparison): BenchFigure {
-    return {
-        name,
-        measured: describeLoad(comparison.served),
-        baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same page`,
-        ratio: comparison.ratio,
+    return comparisonFigure(name, comparison, {
         target: '>= 0.5, p99 < 25 ms',
         met: comparison.ratio >= 0.5 && comparison.served.p99 < 25,
         notes: `${USERS} users, ${ORGANIZATIONS} organisations, ${CONNECTIONS} connections`,
-    };
+    });
 }
 
 /** GET /api/v1/admin/users?q= and GET /api/v1/orgs on 10,000 users and 1,000 organisations, on one database kind. */

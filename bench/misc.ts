@@ -1,6 +1,14 @@
 import { renderMarkup } from '../plugins/git/miscellaneous/markdown.ts';
 import { markdownDocument } from './fixtures/markdown-document.ts';
-import { adminToken, type BenchFigure, compareWithBareRoute, describeLoad, load, operationsPerSecond, startGatehouse } from './harness.ts';
+import {
+    adminToken,
+    type BenchFigure,
+    comparisonFigure,
+    compareWithBareRoute,
+    load,
+    operationsPerSecond,
+    startGatehouse,
+} from './harness.ts';
 
 /** POST /api/v1/markdown on a 50 KB document against rendering it in-process with the same code (the ceiling). */
 export async function benchMarkdown(): Promise<BenchFigure> {
@@ -42,15 +50,11 @@ export async function benchLicenses(): Promise<BenchFigure> {
     const gatehouse = await startGatehouse();
     try {
         const comparison = await compareWithBareRoute(`http://127.0.0.1:${gatehouse.port}/api/v1/licenses`);
-        return {
-            name: 'GET /api/v1/licenses',
-            measured: describeLoad(comparison.served),
-            baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same JSON`,
-            ratio: comparison.ratio,
+        return comparisonFigure('GET /api/v1/licenses', comparison, {
             target: '>= 0.7',
             met: comparison.ratio >= 0.7,
             notes: `${comparison.bytes} bytes per answer`,
-        };
+        });
     } finally {
         await gatehouse.stop();
     }

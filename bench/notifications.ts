@@ -6,7 +6,7 @@ import knexFactory, { type Knex } from 'knex';
 
 import { Sealer, sha256Hex } from '../lib/crypto.ts';
 import { knexConfig, migrate } from '../lib/database.ts';
-import { type BenchFigure, benchDatabase, compareWithBareRoute, describeLoad, startGatehouse } from './harness.ts';
+import { type BenchFigure, benchDatabase, comparisonFigure, compareWithBareRoute, startGatehouse } from './harness.ts';
 
 const THREADS = 5_000;
 const REPOSITORIES = 10;
@@ -74,15 +74,11 @@ export async function benchNotificationList(): Promise<BenchFigure> {
         const token = await seedThreads(knex);
         const url = `http://127.0.0.1:${gatehouse.port}/api/v1/notifications?limit=50&all=true`;
         const comparison = await compareWithBareRoute(url, { authorization: `token ${token}` });
-        return {
-            name: 'GET /api/v1/notifications (5,000 threads, page of 50)',
-            measured: describeLoad(comparison.served),
-            baseline: `${comparison.baseline.requestsPerSecond.toFixed(0)} req/s from a bare hapi route with the same page`,
-            ratio: comparison.ratio,
+        return comparisonFigure('GET /api/v1/notifications (5,000 threads, page of 50)', comparison, {
             target: '>= 0.5',
             met: comparison.ratio >= 0.5,
             notes: `${THREADS} threads of one user, page of 50 (${comparison.bytes} bytes), SQLite`,
-        };
+        });
     } finally {
         await knex.destroy();
         await gatehouse.stop();
