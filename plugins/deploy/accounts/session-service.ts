@@ -5,7 +5,7 @@ import type { Server } from '@hapi/hapi';
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
 import { service } from '../../../lib/services.ts';
-import { type DeployUser, deployUsers } from './user-service.ts';
+import { type DeployUser, deployUserFromRow } from './user-service.ts';
 
 export interface DeploySession {
     id: number;
@@ -44,23 +44,29 @@ export class SessionService {
         return sessionId;
     }
 
-    /** The live session and its user; expired sessions and disabled users find nothing. */
+    /** The live session and its user, in one query (it runs on every signed-in request); expired sessions and disabled users find nothing. */
     async find(sessionId: string): Promise<{ session: DeploySession; user: DeployUser } | undefined> {
         const row = await this.#server.app
             .knex('dp_sessions')
-            .where({ id_hash: sha256Hex(sessionId) })
-            .first();
+            .join('dp_users', 'dp_users.id', 'dp_sessions.user_id')
+            .where({ 'dp_sessions.id_hash': sha256Hex(sessionId) })
+            .first('dp_users.*', 'dp_sessions.id as session_id', 'dp_sessions.mfa_pending', 'dp_sessions.expires_at');
         if (!row || Number(row.expires_at) <= now()) {
             return undefined;
         }
 
-        const user = await deployUsers(this.#server).byId(Number(row.user_id));
-        if (!user || user.disabled) {
+        const user = deployUserFromRow(row);
+        if (user.disabled) {
             return undefined;
         }
 
         return {
-            session: { id: Number(row.id), userId: user.id, mfaPending: Boolean(row.mfa_pending), expiresAt: Number(row.expires_at) },
+            session: {
+                id: Number(row.session_id),
+                userId: user.id,
+                mfaPending: Boolean(row.mfa_pending),
+                expiresAt: Number(row.expires_at),
+            },
             user,
         };
     }

@@ -41,6 +41,11 @@ function toUser(row: Record<string, unknown>): DeployUserRow {
     };
 }
 
+/** A user from a `dp_users` row (or a join carrying its columns), without the password hash. */
+export function deployUserFromRow(row: Record<string, unknown>): DeployUser {
+    return publicUser(toUser(row));
+}
+
 /** What the API shows of a user: never the password hash or the two-factor secret. */
 export function publicUser(user: DeployUser): DeployUser {
     const { id, email, name, role, disabled, totpEnabled, createdAt, lastLoginAt } = user;
@@ -81,7 +86,7 @@ export class DeployUserService {
 
     async byId(id: number): Promise<DeployUser | undefined> {
         const row = await this.#knex('dp_users').where({ id }).first();
-        return row ? publicUser(toUser(row)) : undefined;
+        return row ? deployUserFromRow(row) : undefined;
     }
 
     async require(id: number): Promise<DeployUser> {
@@ -94,7 +99,7 @@ export class DeployUserService {
     }
 
     async list(): Promise<DeployUser[]> {
-        return (await this.#knex('dp_users').orderBy('id')).map((row) => publicUser(toUser(row)));
+        return (await this.#knex('dp_users').orderBy('id')).map(deployUserFromRow);
     }
 
     /** The user whose e-mail and password these are, or undefined (the caller must not say which part was wrong). */
@@ -135,7 +140,7 @@ export class DeployUserService {
             created_at: createdAt,
             updated_at: createdAt,
         });
-        return publicUser(toUser(await trx('dp_users').where({ id }).first()));
+        return deployUserFromRow(await trx('dp_users').where({ id }).first());
     }
 
     /** Changes a user; the last active administrator can be neither demoted nor disabled. */
