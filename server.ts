@@ -35,7 +35,7 @@ export interface ServerOptions {
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<Hapi.Server> {
     const server = Hapi.server({
         port: config.port,
-        host: config.host,
+        host: config.listenHost,
         router: { stripTrailingSlash: false },
         routes: {
             payload: { maxBytes: 10 * 1024 * 1024 },

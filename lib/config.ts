@@ -6,7 +6,8 @@ export type ServiceName = 'git' | 'deploy';
 
 export interface Config {
     port: number;
-    host: string;
+    /** The address the server listens on (HOST). */
+    listenHost: string;
     publicUrl: string;
     dataDir: string;
     /** Bare git repositories, `<root>/<owner>/<name>.git` in lower case, as Gitea lays them out. */
@@ -25,9 +26,15 @@ export interface Config {
         appsDir: string;
         nginxSitesDir: string;
         certificatesDir: string;
+        /** Archives of deleted apps' data (tar.gz), kept unless a delete removes them. */
+        archivesDir: string;
+        /** How long a deploy waits for the app's services to become healthy. */
+        healthTimeoutSeconds: number;
         /** Host ports (on 127.0.0.1) given to apps' web services, from this one up. */
         firstHostPort: number;
     };
+    /** What the deploy manager drives on this machine: nginx, the ACME CA, the image registry, DNS. */
+    host: HostConfig;
     /** The deploy manager's sign-in: session lifetime and failed-attempt limits (per account and per address). */
     deploy: {
         sessionHours: number;
@@ -41,6 +48,42 @@ export interface Config {
     actionsLogRetentionDays: number;
     /** Accounts not activated within this many minutes are removed by the `delete_inactive_accounts` cron task. */
     activeCodeLiveMinutes: number;
+}
+
+export interface HostConfig {
+    nginxBin: string | undefined;
+    /** The main configuration of the managed nginx (`nginx -c`); unset: nginx's own default. */
+    nginxConf: string | undefined;
+    /** The ports app sites listen on (80 and 443 unless nginx runs on unprivileged ports). */
+    nginxHttpPort: number;
+    nginxHttpsPort: number;
+    /** The one address app sites listen on (NGINX_LISTEN_ADDRESS); unset: every address. */
+    nginxListenAddress: string | undefined;
+    /** Where HTTP-01 challenge files are written; every app site serves it under /.well-known/acme-challenge/. */
+    acmeWebroot: string;
+    acmeDirectoryUrl: string | undefined;
+    /** A CA certificate (PEM) to trust for the ACME directory, for a test CA such as pebble. */
+    acmeCaFile: string | undefined;
+    acmeEmail: string | undefined;
+    /** Renew certificates this many days before they expire. */
+    acmeRenewDays: number;
+    registry: { url: string | undefined; username: string | undefined; password: string | undefined };
+    dns: DnsConfig;
+}
+
+export interface DnsConfig {
+    /** A DNS provider plugin's name (`rfc2136`); unset: DNS records are not managed. */
+    provider: string | undefined;
+    /** host:port of the authoritative server that takes dynamic updates. */
+    server: string | undefined;
+    zone: string | undefined;
+    tsigKeyName: string | undefined;
+    /** Base64 TSIG secret. */
+    tsigSecret: string | undefined;
+    tsigAlgorithm: string;
+    /** The address app names point at (A, or AAAA for an IPv6 address). */
+    address: string | undefined;
+    ttl: number;
 }
 
 export interface CronTaskOverride {
@@ -81,7 +124,30 @@ const environmentSchema = Joi.object({
     APPS_DIR: Joi.string(),
     NGINX_SITES_DIR: Joi.string(),
     CERTIFICATES_DIR: Joi.string(),
+    ARCHIVES_DIR: Joi.string(),
+    DEPLOY_HEALTH_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(3600).default(180),
     APPS_FIRST_HOST_PORT: Joi.number().integer().min(1024).max(65000).default(20000),
+    NGINX_BIN: Joi.string(),
+    NGINX_CONF: Joi.string(),
+    NGINX_HTTP_PORT: Joi.number().integer().min(1).max(65535).default(80),
+    NGINX_HTTPS_PORT: Joi.number().integer().min(1).max(65535).default(443),
+    NGINX_LISTEN_ADDRESS: Joi.string().ip({ cidr: 'forbidden' }),
+    ACME_WEBROOT: Joi.string(),
+    ACME_DIRECTORY_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+    ACME_CA_FILE: Joi.string(),
+    ACME_EMAIL: Joi.string().email({ tlds: false }),
+    ACME_RENEW_DAYS: Joi.number().integer().min(1).max(89).default(30),
+    REGISTRY_URL: Joi.string().pattern(/^[\w.-]+(:\d+)?(\/[\w./-]*)?$/, 'host[:port][/path]'),
+    REGISTRY_USERNAME: Joi.string(),
+    REGISTRY_PASSWORD: Joi.string(),
+    DNS_PROVIDER: Joi.string().pattern(/^[a-z0-9-]+$/, 'a provider plugin name'),
+    DNS_SERVER: Joi.string().pattern(/^[\w.:[\]-]+$/, 'host or host:port'),
+    DNS_ZONE: Joi.string().hostname(),
+    DNS_TSIG_KEY_NAME: Joi.string(),
+    DNS_TSIG_SECRET: Joi.string().base64(),
+    DNS_TSIG_ALGORITHM: Joi.string().valid('hmac-sha256', 'hmac-sha512', 'hmac-sha1').default('hmac-sha256'),
+    DNS_ADDRESS: Joi.string().ip({ cidr: 'forbidden' }),
+    DNS_TTL: Joi.number().integer().min(1).max(86400).default(300),
     DEPLOY_SESSION_HOURS: Joi.number()
         .positive()
         .max(24 * 90)
@@ -131,7 +197,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
 
     return {
         port,
-        host,
+        listenHost: host,
         publicUrl,
         dataDir,
         repositoriesDir: Path.resolve((value.REPOSITORIES_DIR as string | undefined) ?? Path.join(dataDir, 'repositories')),
@@ -151,7 +217,36 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             appsDir: Path.resolve((value.APPS_DIR as string | undefined) ?? Path.join(dataDir, 'apps')),
             nginxSitesDir: Path.resolve((value.NGINX_SITES_DIR as string | undefined) ?? Path.join(dataDir, 'nginx', 'sites')),
             certificatesDir: Path.resolve((value.CERTIFICATES_DIR as string | undefined) ?? Path.join(dataDir, 'certificates')),
+            archivesDir: Path.resolve((value.ARCHIVES_DIR as string | undefined) ?? Path.join(dataDir, 'archives')),
+            healthTimeoutSeconds: value.DEPLOY_HEALTH_TIMEOUT_SECONDS as number,
             firstHostPort: value.APPS_FIRST_HOST_PORT as number,
+        },
+        host: {
+            nginxBin: value.NGINX_BIN as string | undefined,
+            nginxConf: optionalPath(value.NGINX_CONF),
+            nginxHttpPort: value.NGINX_HTTP_PORT as number,
+            nginxHttpsPort: value.NGINX_HTTPS_PORT as number,
+            nginxListenAddress: value.NGINX_LISTEN_ADDRESS as string | undefined,
+            acmeWebroot: Path.resolve((value.ACME_WEBROOT as string | undefined) ?? Path.join(dataDir, 'acme')),
+            acmeDirectoryUrl: value.ACME_DIRECTORY_URL as string | undefined,
+            acmeCaFile: optionalPath(value.ACME_CA_FILE),
+            acmeEmail: value.ACME_EMAIL as string | undefined,
+            acmeRenewDays: value.ACME_RENEW_DAYS as number,
+            registry: {
+                url: value.REGISTRY_URL as string | undefined,
+                username: value.REGISTRY_USERNAME as string | undefined,
+                password: value.REGISTRY_PASSWORD as string | undefined,
+            },
+            dns: {
+                provider: value.DNS_PROVIDER as string | undefined,
+                server: value.DNS_SERVER as string | undefined,
+                zone: value.DNS_ZONE as string | undefined,
+                tsigKeyName: value.DNS_TSIG_KEY_NAME as string | undefined,
+                tsigSecret: value.DNS_TSIG_SECRET as string | undefined,
+                tsigAlgorithm: value.DNS_TSIG_ALGORITHM as string,
+                address: value.DNS_ADDRESS as string | undefined,
+                ttl: value.DNS_TTL as number,
+            },
         },
         deploy: {
             sessionHours: value.DEPLOY_SESSION_HOURS as number,
@@ -185,6 +280,10 @@ function cronOverrides(values: Record<string, unknown>): Record<string, CronTask
     }
 
     return overrides;
+}
+
+function optionalPath(value: unknown): string | undefined {
+    return typeof value === 'string' ? Path.resolve(value) : undefined;
 }
 
 function urlHost(host: string): string {

@@ -13,7 +13,7 @@ describe('configuration from the environment', () => {
     it('has working defaults for a fresh machine', () => {
         const config = loadConfig({});
         expect(config.port).to.equal(3000);
-        expect(config.host).to.equal('127.0.0.1');
+        expect(config.listenHost).to.equal('127.0.0.1');
         expect(config.dataDir).to.equal(Path.resolve('data'));
         expect(config.databaseUrl).to.equal(`sqlite:${Path.resolve('data', 'gatehouse.sqlite')}`);
         expect(config.services).to.equal(['git', 'deploy']);
@@ -33,7 +33,7 @@ describe('configuration from the environment', () => {
             MASTER_KEY: 'ab'.repeat(32),
             LOG_LEVEL: 'warn',
         });
-        expect(config).to.include({ port: 8080, host: '::1', dataDir: '/var/lib/gatehouse', logLevel: 'warn' });
+        expect(config).to.include({ port: 8080, listenHost: '::1', dataDir: '/var/lib/gatehouse', logLevel: 'warn' });
         expect(config.publicUrl).to.equal('https://git.example.com/gatehouse/');
         expect(config.services).to.equal(['git']);
         expect(config.databaseUrl).to.equal('mysql://root@127.0.0.1:3306/gatehouse');

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -7,20 +6,12 @@ import * as Lab from '@hapi/lab';
 
 import { parseCompose, validateCompose } from '../../../plugins/deploy/compose/compose-model.ts';
 import { temporaryDirectory } from '../../helpers.ts';
+import { docker } from '../../support/images.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
-
-function docker(...args: string[]): string {
-    const result = spawnSync('docker', args, { encoding: 'utf8', timeout: 120_000 });
-    if (result.status !== 0) {
-        throw new Error(`docker ${args.join(' ')}: ${result.stderr}`);
-    }
-
-    return result.stdout.trim();
-}
 
 describe('deploy manager: compose images are checked against the engine and the registry', { timeout: 300_000 }, () => {
     let services: RunningServices;

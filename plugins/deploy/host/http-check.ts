@@ -1,0 +1,68 @@
+/** One HTTP(S) GET with a short deadline, answering what came back and how long it took; never throws. */
+import Http from 'node:http';
+import Https from 'node:https';
+import Net from 'node:net';
+import Tls from 'node:tls';
+
+export interface HttpCheck {
+    statusCode: number | null;
+    ms: number;
+    error: string | null;
+}
+
+export interface HttpCheckOptions {
+    url: URL;
+    /** Sent as Host (and as the TLS server name) instead of the URL's host, to reach a virtual host by address. */
+    host?: string;
+    timeoutMs?: number;
+    /** Extra CA certificates (PEM) to trust besides the system's. */
+    ca?: string[];
+    /** Only for probes whose certificate is reported on its own: the answer is wanted, not the chain's validity. */
+    skipVerification?: boolean;
+}
+
+const DEFAULT_TIMEOUT_MS = 3000;
+
+function describeError(error: NodeJS.ErrnoException): string {
+    return error.code ? `${error.code}: ${error.message}` : error.message;
+}
+
+export function checkHttp(options: HttpCheckOptions): Promise<HttpCheck> {
+    const { url, host, timeoutMs = DEFAULT_TIMEOUT_MS } = options;
+    const secure = url.protocol === 'https:';
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+
+    return new Promise((resolve) => {
+        let settled = false;
+        const settle = (outcome: Omit<HttpCheck, 'ms'>) => {
+            if (!settled) {
+                settled = true;
+                resolve({ ...outcome, ms: elapsed() });
+            }
+        };
+
+        const headers = { 'user-agent': 'gatehouse-status', ...(host ? { host } : {}) };
+        const requestOptions: Https.RequestOptions = { method: 'GET', headers, agent: false, timeout: timeoutMs };
+        if (secure) {
+            const serverName = host ?? url.hostname;
+            // SNI carries names only (RFC 6066); an address is left out.
+            if (Net.isIP(serverName) === 0) {
+                requestOptions.servername = serverName;
+            }
+
+            requestOptions.rejectUnauthorized = options.skipVerification !== true;
+            if (options.ca) {
+                requestOptions.ca = [...Tls.rootCertificates, ...options.ca];
+            }
+        }
+
+        const request = (secure ? Https : Http).request(url, requestOptions, (response) => {
+            settle({ statusCode: response.statusCode ?? null, error: null });
+            response.destroy();
+        });
+        request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+        request.on('error', (error) => settle({ statusCode: null, error: describeError(error) }));
+        request.end();
+    });
+}

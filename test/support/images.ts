@@ -1,0 +1,70 @@
+/**
+ * Small images built here (no registry on the Internet is reachable): FROM scratch with Debian's static
+ * busybox, whose applets give a shell, an HTTP server (httpd) and wget for health checks.
+ */
+import { spawnSync } from 'node:child_process';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import { temporaryDirectory } from '../helpers.ts';
+
+const BUSYBOX = '/bin/busybox';
+
+export function docker(...args: string[]): string {
+    const result = spawnSync('docker', args, { encoding: 'utf8', timeout: 300_000 });
+    if (result.status !== 0) {
+        throw new Error(`docker ${args.join(' ')}: ${result.stderr}`);
+    }
+
+    return result.stdout.trim();
+}
+
+export interface TestImage {
+    /** Files to put in the image, by absolute path inside it. */
+    files?: Record<string, string>;
+    /** Dockerfile lines after the busybox set-up (CMD, HEALTHCHECK, ENV...). */
+    lines?: string[];
+}
+
+/** Builds `tag` from scratch plus busybox and the given files; pushes it when `push` (a registry tag). */
+export function buildTestImage(tag: string, image: TestImage = {}, push = false): string {
+    if (!Fs.existsSync(BUSYBOX)) {
+        throw new Error(`${BUSYBOX} is missing: install Debian's busybox-static (scripts/services.sh up does)`);
+    }
+
+    const context = temporaryDirectory('gatehouse-image-');
+    try {
+        Fs.copyFileSync(BUSYBOX, Path.join(context, 'busybox'));
+        const copies: string[] = [];
+        for (const [index, [target, content]] of Object.entries(image.files ?? {}).entries()) {
+            Fs.writeFileSync(Path.join(context, `file-${index}`), content);
+            copies.push(`COPY file-${index} ${target}`);
+        }
+
+        const dockerfile = [
+            'FROM scratch',
+            'COPY busybox /bin/busybox',
+            'RUN ["/bin/busybox", "--install", "-s", "/bin"]',
+            ...copies,
+            ...(image.lines ?? []),
+        ];
+        Fs.writeFileSync(Path.join(context, 'Dockerfile'), `${dockerfile.join('\n')}\n`);
+        docker('build', '-q', '-t', tag, context);
+        if (push) {
+            docker('push', '-q', tag);
+        }
+
+        return tag;
+    } finally {
+        Fs.rmSync(context, { recursive: true, force: true });
+    }
+}
+
+/** A web server image: busybox httpd serving `/www` on port 80, with the given page. */
+export function buildWebImage(tag: string, page: string, push = false): string {
+    return buildTestImage(
+        tag,
+        { files: { '/www/index.html': page }, lines: ['EXPOSE 80', 'CMD ["httpd", "-f", "-v", "-p", "80", "-h", "/www"]'] },
+        push,
+    );
+}
