@@ -1,0 +1,8 @@
+/** Renews the deployed apps' certificates that are due, then reloads nginx once; see plugins/deploy/acme/renewal.ts. */
+import { appDomains, renewCertificates } from '../plugins/deploy/acme/renewal.ts';
+import { done, jobData, post, withDatabase } from '../lib/worker.ts';
+
+const { config } = jobData();
+const apps = await withDatabase(appDomains);
+post(await renewCertificates(config, apps));
+done();

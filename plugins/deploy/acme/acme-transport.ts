@@ -1,0 +1,31 @@
+/** Trusting a test CA (pebble) for the ACME requests only, never for the rest of the process. */
+import Fs from 'node:fs';
+import Https from 'node:https';
+
+import * as acme from 'acme-client';
+
+/**
+ * Runs `work` while the ACME client's requests to the directory's origin go through an agent that trusts `caFile`.
+ * acme-client sends every request through one shared axios instance and takes no agent of its own, so the agent is
+ * attached by an interceptor limited to that origin, and the interceptor is removed afterwards.
+ */
+export async function withTrustedCa<T>(directoryUrl: string, caFile: string | undefined, work: () => Promise<T>): Promise<T> {
+    if (!caFile) {
+        return await work();
+    }
+
+    const agent = new Https.Agent({ ca: Fs.readFileSync(caFile) });
+    const origin = new URL(directoryUrl).origin;
+    const interceptor = acme.axios.interceptors.request.use((request) => {
+        if (request.url && new URL(request.url).origin === origin) {
+            request.httpsAgent = agent;
+        }
+
+        return request;
+    });
+    try {
+        return await work();
+    } finally {
+        acme.axios.interceptors.request.eject(interceptor);
+    }
+}
