@@ -43,6 +43,19 @@ export class ValidationError extends ServiceError {
     }
 }
 
+/** Runs `work`, naming the request field in the message of a ValidationError it throws. */
+export function forField<T>(field: string, work: () => T): T {
+    try {
+        return work();
+    } catch (error) {
+        if (error instanceof ValidationError) {
+            throw new ValidationError(`${field}: ${error.message}`);
+        }
+
+        throw error;
+    }
+}
+
 /** Too many attempts: 429, with Retry-After in seconds. */
 export class TooManyRequestsError extends ServiceError {
     constructor(

@@ -184,7 +184,15 @@ export class AppService {
                 compose: initialCompose(image, tag, hostPort),
                 composeEditor: 'model',
                 nginx: renderSite(
-                    defaultSite({ domain, upstreamPort: hostPort, certificateDir: Path.join(this.#settings.certificatesDir, domain) }),
+                    defaultSite({
+                        domain,
+                        upstreamPort: hostPort,
+                        certificateDir: this.#settings.certificatesDir,
+                        httpPort: this.#server.app.config.host.nginxHttpPort,
+                        httpsPort: this.#server.app.config.host.nginxHttpsPort,
+                        listenAddress: this.#server.app.config.host.nginxListenAddress,
+                        acmeChallengeRoot: this.#server.app.config.host.acmeWebroot,
+                    }),
                 ),
                 nginxEditor: 'model',
                 account: '',

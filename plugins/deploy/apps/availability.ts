@@ -6,6 +6,7 @@ import Path from 'node:path';
 import type { Server } from '@hapi/hapi';
 import Docker from 'dockerode';
 
+import { LABEL } from '../host/compose-labels.ts';
 import { appNameProblem } from './app-names.ts';
 import { apps } from './app-service.ts';
 
@@ -72,7 +73,7 @@ function pathCheck(path: string, what: string): Check {
 
 async function containerCheck(name: string): Promise<Check> {
     const docker = new Docker();
-    const listing = docker.listContainers({ all: true, filters: { label: [`com.docker.compose.project=${name}`] } }).then(
+    const listing = docker.listContainers({ all: true, filters: { label: [`${LABEL.project}=${name}`] } }).then(
         (containers) => containers.length,
         () => null,
     );

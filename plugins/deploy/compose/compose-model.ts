@@ -4,8 +4,8 @@
  */
 import { checkConfiguration } from './compose-checks.ts';
 import { lintServices } from './compose-lint.ts';
-import { modelFromPlain, plainFromModel } from './compose-read.ts';
-import { readComposeText, writeComposeText } from './compose-yaml.ts';
+import { plainFromModel } from './compose-read.ts';
+import { writeComposeText } from './compose-yaml.ts';
 import { schemaFindings } from './compose-schema.ts';
 
 export type FindingLevel = 'error' | 'risk' | 'warning' | 'info';
@@ -155,11 +155,7 @@ export interface ValidateOptions {
     checkHostPorts?: boolean;
 }
 
-/** Parses compose YAML into the model; a ValidationError (422) names the line or the path of what is wrong. */
-export function parseCompose(text: string): ComposeSpec {
-    const { value, lineOf } = readComposeText(text);
-    return modelFromPlain(value, lineOf);
-}
+export { parseCompose } from './compose-parse.ts';
 
 /** Renders the model as compose YAML; parsing the text gives the same model back. */
 export function renderCompose(spec: ComposeSpec): string {

@@ -1,6 +1,6 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { ValidationError } from '../../../lib/errors.ts';
+import { forField, ValidationError } from '../../../lib/errors.ts';
 import { type ComposeSpec, lintCompose, parseCompose, renderCompose, validateCompose } from './compose-model.ts';
 import { modelFromJson } from './compose-read.ts';
 
@@ -8,19 +8,6 @@ interface ComposeInput {
     text?: string;
     spec?: unknown;
     secrets?: Record<string, string>;
-}
-
-/** Runs `work`, naming the request field in the message of a model ValidationError. */
-function forField<T>(field: string, work: () => T): T {
-    try {
-        return work();
-    } catch (error) {
-        if (error instanceof ValidationError) {
-            throw new ValidationError(`${field}: ${error.message}`);
-        }
-
-        throw error;
-    }
 }
 
 function specFrom({ text, spec }: ComposeInput): ComposeSpec {

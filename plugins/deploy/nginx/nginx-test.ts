@@ -15,6 +15,7 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import { ServiceError } from '../../../lib/errors.ts';
+import { makeSelfSignedCertificate } from '../host/self-signed.ts';
 import { type ConfDirective, readConf } from './syntax.ts';
 
 export interface NginxMessage<Level extends 'error' | 'warning' = 'error'> {
@@ -75,16 +76,6 @@ interface CommandResult {
     stderr: string;
 }
 
-function runCommand(binary: string, args: string[]): Promise<CommandResult> {
-    return new Promise((resolve, reject) => {
-        const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: TEST_TIMEOUT_MS });
-        let stderr = '';
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-        child.once('error', reject);
-        child.once('close', (code) => resolve({ code, stderr }));
-    });
-}
-
 interface Workspace {
     /** Where the temp paths point: nginx -t creates them once and never writes into them. */
     tempDir: string;
@@ -99,12 +90,7 @@ async function createWorkspace(): Promise<Workspace> {
     process.once('exit', () => Fs.rmSync(dir, { recursive: true, force: true }));
     const certificate = Path.join(dir, 'stand-in.crt');
     const key = Path.join(dir, 'stand-in.key');
-    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    args.push('-keyout', key, '-out', certificate, '-days', '3650', '-subj', '/CN=gatehouse-stand-in');
-    const result = await runCommand('openssl', args);
-    if (result.code !== 0) {
-        throw new Error(`openssl could not make the stand-in certificate: ${result.stderr.trim()}`);
-    }
+    await makeSelfSignedCertificate({ certificate, key, subject: '/CN=gatehouse-stand-in', days: 3650 });
 
     const tempDir = Path.join(dir, 'temp');
     await Fs.promises.mkdir(tempDir);

@@ -1,4 +1,6 @@
 /** Checks a site model: unsafe or malformed values are errors; risky or odd choices are warnings and information. */
+import Net from 'node:net';
+
 import { ValidationError } from '../../../lib/errors.ts';
 import {
     checkExtra,
@@ -51,6 +53,10 @@ function checkServerNames(findings: FindingList, names: unknown): void {
 }
 
 function checkListeners(findings: FindingList, spec: Record<string, unknown>): void {
+    if (spec.listenAddress !== undefined && (typeof spec.listenAddress !== 'string' || Net.isIP(spec.listenAddress) === 0)) {
+        findings.add('listenAddress', 'error', 'must be an IPv4 or IPv6 address');
+    }
+
     const http = spec.http;
     if (!isRecord(http)) {
         findings.add('http', 'error', 'must be an object with a port');

@@ -20,6 +20,11 @@ export interface DefaultSiteOptions {
     /** Where certbot keeps certificates; the site uses `<dir>/<domain>/fullchain.pem` and `privkey.pem`. */
     certificateDir?: string;
     forwardAuth?: SiteSpec['forwardAuth'];
+    /** The ports nginx serves sites on (80 and 443 unless it runs on unprivileged ports). */
+    httpPort?: number;
+    httpsPort?: number;
+    listenAddress?: string;
+    acmeChallengeRoot?: string;
 }
 
 /** An app's usual site: HTTP for ACME and the redirect, HTTPS proxying everything to the app on loopback. */
@@ -28,16 +33,21 @@ export function defaultSite({
     upstreamPort,
     certificateDir = DEFAULT_CERTIFICATE_DIR,
     forwardAuth = null,
+    httpPort = 80,
+    httpsPort = 443,
+    acmeChallengeRoot = DEFAULT_ACME_ROOT,
+    listenAddress,
 }: DefaultSiteOptions): SiteSpec {
     const live = Path.posix.join(certificateDir, domain);
     return normalizeSite({
         serverNames: [domain],
-        http: { port: 80 },
-        https: { port: 443, certificate: `${live}/fullchain.pem`, certificateKey: `${live}/privkey.pem` },
+        ...(listenAddress ? { listenAddress } : {}),
+        http: { port: httpPort },
+        https: { port: httpsPort, certificate: `${live}/fullchain.pem`, certificateKey: `${live}/privkey.pem` },
         locations: [{ path: '/', proxyPass: `http://127.0.0.1:${upstreamPort}`, websocket: true, ...(forwardAuth ? { auth: true } : {}) }],
         clientMaxBodySize: '100m',
         headers: { 'Strict-Transport-Security': 'max-age=31536000' },
-        acmeChallengeRoot: DEFAULT_ACME_ROOT,
+        acmeChallengeRoot,
         forwardAuth,
     });
 }

@@ -45,6 +45,16 @@ function listenPort(server: ConfDirective): number | undefined {
     return match ? Number(match[1]) : undefined;
 }
 
+/** The address of a site that listens on one address only (`listen 127.0.0.1:8080`), else undefined. */
+function listenAddress(server: ConfDirective): string | undefined {
+    const addresses = directivesNamed(body(server), 'listen').map((listen) => listen.args[0]?.value ?? '');
+    const hosts = new Set(
+        addresses.map((address) => /^(?:\[([^\]]+)\]|([^:[\]]+)):[0-9]{1,5}$/.exec(address)).map((match) => match?.[1] ?? match?.[2]),
+    );
+    const [host] = hosts;
+    return hosts.size === 1 && host !== undefined && host !== '::' && host !== '*' && host !== '0.0.0.0' ? host : undefined;
+}
+
 function locationWithPath(server: ConfDirective | undefined, path: string): ConfDirective | undefined {
     return directivesNamed(server ? body(server) : [], 'location').find((location) => argumentValues(location).includes(path));
 }
@@ -299,8 +309,10 @@ function readSpec(text: string): SiteSpec {
     const clientMaxBodySize = singleArgument(body(main), 'client_max_body_size');
     const acmeChallengeRoot = acme ? singleArgument(body(acme), 'root') : undefined;
     const extraText = extra.text();
+    const address = listenAddress(main);
     return {
         serverNames: names ? argumentValues(names) : [],
+        ...(address !== undefined ? { listenAddress: address } : {}),
         http: { port: (plain ? listenPort(plain) : undefined) ?? 80 },
         ...(secure ? { https: readHttps(main) } : {}),
         locations,

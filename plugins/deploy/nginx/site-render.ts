@@ -32,6 +32,7 @@ export function normalizeSite(spec: SiteSpec): SiteSpec {
     const extra = spec.extra?.replace(/^\s*\n/, '').trimEnd();
     return {
         serverNames: [...spec.serverNames],
+        ...(spec.listenAddress ? { listenAddress: spec.listenAddress } : {}),
         http: { port: spec.http.port },
         ...(spec.https
             ? { https: { port: spec.https.port, certificate: spec.https.certificate, certificateKey: spec.https.certificateKey } }
@@ -103,7 +104,14 @@ class Writer {
 
 function writeServerStart(writer: Writer, spec: SiteSpec, port: number, ssl: boolean): void {
     const suffix = ssl ? ' ssl' : '';
-    writer.open('server').line(`listen ${port}${suffix};`).line(`listen [::]:${port}${suffix};`);
+    writer.open('server');
+    if (spec.listenAddress) {
+        const address = spec.listenAddress.includes(':') ? `[${spec.listenAddress}]` : spec.listenAddress;
+        writer.line(`listen ${address}:${port}${suffix};`);
+    } else {
+        writer.line(`listen ${port}${suffix};`).line(`listen [::]:${port}${suffix};`);
+    }
+
     writer.line(`server_name ${spec.serverNames.join(' ')};`).line();
 }
 

@@ -11,6 +11,8 @@ export interface ForwardAuthSpec {
 
 export interface SiteSpec {
     serverNames: string[];
+    /** The one address nginx listens on for this site; unset: every IPv4 and IPv6 address. */
+    listenAddress?: string;
     http: { port: number };
     https?: { port: number; certificate: string; certificateKey: string };
     locations: LocationSpec[];

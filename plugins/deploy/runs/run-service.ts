@@ -39,6 +39,8 @@ export interface StartRun {
     /** The job file the run executes in a Bree worker. */
     script: string;
     data?: Record<string, unknown>;
+    /** Called with the run's final state before the run is marked ended (the app's state follows the run). */
+    onEnd?: (state: RunState) => Promise<void>;
 }
 
 function toRun(row: Record<string, unknown>): Run {
@@ -112,6 +114,12 @@ export class RunService {
             });
         } catch (error) {
             ending = { state: 'failed', error: (error as Error).message };
+        }
+
+        try {
+            await request.onEnd?.(ending.state);
+        } catch (error) {
+            await this.record(runId, { step: 'end', level: 'error', text: `Could not record the outcome: ${(error as Error).message}` });
         }
 
         await this.#finish(runId, ending.state, ending.error ?? null);
@@ -191,6 +199,19 @@ export class RunService {
         }
 
         return toRun(row);
+    }
+
+    /** Whether the app has a run in progress (the start itself checks again, atomically). */
+    async inProgress(app: string): Promise<boolean> {
+        return Boolean(await this.#knex('dp_runs').where({ app_name: app, state: 'running' }).first('id'));
+    }
+
+    /** Forgets the app's past runs and their lines, all but `keep`. */
+    async forget(app: string, keep: number): Promise<void> {
+        await this.#knex('dp_run_events')
+            .whereIn('run_id', this.#knex('dp_runs').where({ app_name: app }).whereNot({ id: keep }).select('id'))
+            .delete();
+        await this.#knex('dp_runs').where({ app_name: app }).whereNot({ id: keep }).delete();
     }
 
     async list(app: string): Promise<Run[]> {

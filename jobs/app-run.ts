@@ -1,0 +1,26 @@
+/** One deploy-manager run that changes the host (deploy, nginx update, action, delete); see plugins/deploy/engine. */
+import { RolledBackError, actOnApp, applySite, deployApp } from '../plugins/deploy/engine/app-runs.ts';
+import { deleteApp } from '../plugins/deploy/engine/delete-app.ts';
+import { type AppRunData, RunContext } from '../plugins/deploy/engine/run-context.ts';
+import type { RunMessage } from '../plugins/deploy/runs/run-service.ts';
+import { done, jobData, post, withLazyDatabase } from '../lib/worker.ts';
+
+const data = jobData<AppRunData>();
+const send = (message: RunMessage) => post(message);
+const work = { deploy: deployApp, compose: deployApp, nginx: applySite, action: actOnApp, delete: deleteApp }[data.kind];
+
+await withLazyDatabase(async (database) => {
+    const context = new RunContext(data.config, data, database, send);
+    try {
+        await work(context);
+        send({ type: 'end', state: 'succeeded' });
+    } catch (error) {
+        const message = (error as Error).message;
+        if (!(error instanceof RolledBackError)) {
+            context.log(`Failed: ${message}`, 'error');
+        }
+
+        send({ type: 'end', state: error instanceof RolledBackError ? 'rolled back' : 'failed', error: message });
+    }
+});
+done();

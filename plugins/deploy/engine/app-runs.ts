@@ -1,0 +1,231 @@
+/**
+ * The runs that change the host, as a worker executes them: deploy (also after a compose update), nginx
+ * update, restart/stop/start, delete. A deploy that fails anywhere is undone: files put back, previous
+ * containers back, nginx configuration restored and valid; the run says what it undid.
+ */
+import Fs from 'node:fs';
+
+import { parseCompose } from '../compose/compose-parse.ts';
+import { hasPlaceholderCertificate } from '../host/certificate-info.ts';
+import { dockerClient } from '../host/docker-client.ts';
+import { ComposeEngine, type UpOutcome } from './compose-engine.ts';
+import { type ProjectPlan, planProject } from './compose-plan.ts';
+import { parseEnvFile } from './env-file.ts';
+import { type FileSnapshot, type RunContext, restoreFile, snapshotFile, writeFileAtomically } from './run-context.ts';
+import { checkThroughNginx, ensureCertificateFiles, testAndReload } from './site-steps.ts';
+
+export class RolledBackError extends Error {}
+
+export function engineOf(context: RunContext): ComposeEngine {
+    return new ComposeEngine(dockerClient(), context.config.host, context.log);
+}
+
+export function upOptions(context: RunContext) {
+    return { healthTimeoutMs: context.config.apps.healthTimeoutSeconds * 1000 };
+}
+
+function siteHasTls(site: string): boolean {
+    return /\blisten\s+[^;]*\bssl\b/.test(site);
+}
+
+/** The plan of the app as its files on disk describe it. */
+export function planFromDisk(context: RunContext): ProjectPlan {
+    const { composeFile, secretsFile, appDir } = context.paths;
+    if (!Fs.existsSync(composeFile)) {
+        throw new Error(`${composeFile} does not exist: deploy the app first`);
+    }
+
+    const values = Fs.existsSync(secretsFile) ? parseEnvFile(Fs.readFileSync(secretsFile, 'utf8')) : {};
+    return planProject(parseCompose(Fs.readFileSync(composeFile, 'utf8')), {
+        project: context.data.app,
+        workingDir: appDir,
+        composeFile,
+        values,
+    });
+}
+
+export async function deployApp(context: RunContext): Promise<void> {
+    const files = context.data.files;
+    if (!files) {
+        throw new Error('a deploy needs the files to write');
+    }
+
+    const engine = engineOf(context);
+    const snapshots: FileSnapshot[] = [];
+    let outcome: UpOutcome | undefined;
+    try {
+        context.step = 'files';
+        const { composeFile, secretsFile, siteFile, appDir } = context.paths;
+        snapshots.push(snapshotFile(composeFile), snapshotFile(secretsFile));
+        Fs.mkdirSync(appDir, { recursive: true, mode: 0o750 });
+        writeFileAtomically(composeFile, files.compose, 0o640);
+        writeFileAtomically(secretsFile, files.secrets, 0o600);
+        context.log(`Wrote ${composeFile} and ${secretsFile} (0600)`);
+
+        context.step = 'images';
+        const plan = planProject(parseCompose(files.compose), {
+            project: context.data.app,
+            workingDir: appDir,
+            composeFile,
+            values: context.data.values ?? {},
+        });
+        const { imageIds, pulled } = await engine.pullImages(plan);
+
+        context.step = 'containers';
+        try {
+            outcome = await engine.up(plan, imageIds, upOptions(context));
+        } catch (error) {
+            outcome = (error as Error & { outcome?: UpOutcome }).outcome;
+            throw error;
+        }
+
+        outcome.pulledImages = pulled;
+        context.log(`Services ready: ${plan.services.map((service) => service.service).join(', ')}`);
+
+        context.step = 'nginx';
+        if (siteHasTls(files.site)) {
+            await ensureCertificateFiles(context);
+        }
+
+        snapshots.push(snapshotFile(siteFile));
+        writeFileAtomically(siteFile, files.site, 0o600);
+        context.log(`Wrote ${siteFile} (0600)`);
+        await testAndReload(context);
+
+        await setDnsRecord(context);
+        if (siteHasTls(files.site)) {
+            await obtainCertificateIfDue(context);
+        }
+
+        context.step = 'check';
+        await checkThroughNginx(context, siteHasTls(files.site));
+        await engine.commit(outcome);
+        await recordCreated(context, outcome);
+    } catch (error) {
+        await rollBack(context, engine, outcome, snapshots, error as Error);
+    }
+}
+
+async function recordCreated(context: RunContext, outcome: UpOutcome): Promise<void> {
+    for (const image of outcome.pulledImages) await context.recordResource('image', image);
+    for (const volume of outcome.createdVolumes) await context.recordResource('volume', volume);
+}
+
+async function setDnsRecord(context: RunContext): Promise<void> {
+    const dns = context.config.host.dns;
+    if (!dns.provider) {
+        return;
+    }
+
+    const { loadDnsProvider } = await import('../dns/dns-providers.ts');
+    const provider = await loadDnsProvider(dns);
+    if (!provider || !dns.address) {
+        return;
+    }
+
+    context.step = 'dns';
+    const existing = await provider.lookupAddress(context.data.domain);
+    if (existing.length === 1 && existing[0] === dns.address) {
+        context.log(`DNS: ${context.data.domain} already points at ${dns.address}`);
+        return;
+    }
+
+    await provider.setAddress(context.data.domain, dns.address, dns.ttl);
+    await context.recordResource('dns', context.data.domain);
+    context.log(`DNS: ${context.data.domain} now points at ${dns.address} (${provider.name})`);
+}
+
+async function obtainCertificateIfDue(context: RunContext): Promise<void> {
+    const { host, apps } = context.config;
+    const domain = context.data.domain;
+    context.step = 'certificate';
+    if (!host.acmeDirectoryUrl) {
+        context.log('No ACME directory is configured (ACME_DIRECTORY_URL): the site keeps the certificate it has', 'warning');
+        return;
+    }
+
+    // Loaded here, not with the module: acme-client takes a third of a second to load, before the containers.
+    const { needsRenewal, obtainCertificate } = await import('../acme/acme-service.ts');
+    if (!hasPlaceholderCertificate(apps.certificatesDir, domain) && !needsRenewal(apps.certificatesDir, domain, host)) {
+        context.log(`The certificate of ${domain} is valid and not due for renewal`);
+        return;
+    }
+
+    const info = await obtainCertificate({ domain, certificatesDir: apps.certificatesDir, host, log: (text) => context.log(text) });
+    await context.recordResource('certificate', domain);
+    context.log(`Certificate for ${domain} from ${info.issuer}, valid until ${info.notAfter}`);
+    await testAndReload(context);
+}
+
+async function rollBack(
+    context: RunContext,
+    engine: ComposeEngine,
+    outcome: UpOutcome | undefined,
+    snapshots: FileSnapshot[],
+    cause: Error,
+) {
+    context.log(`Failed: ${cause.message}`, 'error');
+    context.step = 'rollback';
+    const undone: string[] = [];
+    try {
+        if (outcome) {
+            undone.push(...(await engine.rollback(outcome)));
+        }
+
+        for (const snapshot of snapshots.reverse()) {
+            restoreFile(snapshot);
+            undone.push(`${snapshot.content === undefined ? 'removed' : 'restored'} ${snapshot.path}`);
+        }
+
+        if (snapshots.some((snapshot) => snapshot.path === context.paths.siteFile)) {
+            await testAndReload(context);
+            undone.push('nginx configuration restored and reloaded');
+        }
+    } catch (error) {
+        context.log(`The rollback did not finish: ${(error as Error).message}`, 'error');
+        throw new Error(`${cause.message}; the rollback failed too: ${(error as Error).message}`);
+    }
+
+    context.log(`Rolled back: ${undone.length > 0 ? undone.join('; ') : 'nothing had changed'}`, 'warning');
+    throw new RolledBackError(cause.message);
+}
+
+/** A new site text: written, tested with the rest of nginx's configuration, reloaded, checked; put back when anything fails. */
+export async function applySite(context: RunContext): Promise<void> {
+    const site = context.data.files?.site;
+    if (site === undefined) {
+        throw new Error('an nginx update needs the site to write');
+    }
+
+    const snapshot = snapshotFile(context.paths.siteFile);
+    try {
+        context.step = 'nginx';
+        if (siteHasTls(site)) {
+            await ensureCertificateFiles(context);
+        }
+
+        writeFileAtomically(context.paths.siteFile, site, 0o600);
+        context.log(`Wrote ${context.paths.siteFile} (0600)`);
+        await testAndReload(context);
+        context.step = 'check';
+        await checkThroughNginx(context, siteHasTls(site));
+    } catch (error) {
+        await rollBack(context, engineOf(context), undefined, [snapshot], error as Error);
+    }
+}
+
+export async function actOnApp(context: RunContext): Promise<void> {
+    const action = context.data.action ?? 'restart';
+    context.step = action;
+    const plan = planFromDisk(context);
+    const engine = engineOf(context);
+    if (action === 'stop') {
+        await engine.stop(plan);
+    } else if (action === 'start') {
+        await engine.start(plan, upOptions(context));
+    } else {
+        await engine.restart(plan, upOptions(context));
+    }
+
+    context.log(`${action[0]?.toUpperCase()}${action.slice(1)}: done for ${plan.services.length} service(s)`);
+}

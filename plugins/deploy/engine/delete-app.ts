@@ -1,0 +1,213 @@
+/**
+ * Deleting an app from the host. Containers and the site always go; the rest only when asked. Without
+ * `includePreexisting` only what Gatehouse made (the resource ledger, the managed label) is removed, so an
+ * image, volume, certificate or record that was there before the app is never lost to a delete.
+ */
+import { execFile } from 'node:child_process';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import type Docker from 'dockerode';
+
+import { hasPlaceholderCertificate } from '../host/certificate-info.ts';
+import { dockerClient } from '../host/docker-client.ts';
+import { planFromDisk } from './app-runs.ts';
+import { LABEL } from '../host/compose-labels.ts';
+import type { DeleteOptions, RunContext } from './run-context.ts';
+import { testAndReload } from './site-steps.ts';
+
+export async function deleteApp(context: RunContext): Promise<void> {
+    const options = context.data.remove;
+    if (!options) {
+        throw new Error('a delete needs its options');
+    }
+
+    const docker = dockerClient();
+    const images = await removeContainers(context, docker, options);
+    await removeSite(context);
+    await removeNetworks(context, docker, options);
+    if (options.removeVolumes) await removeVolumes(context, docker, options);
+    if (options.removeImages) await removeImages(context, docker, options, images);
+    if (options.removeCert) await removeCertificateOf(context, options);
+    if (options.removeDns) await removeDnsRecord(context, options);
+    if (options.removeAccess) {
+        context.step = 'access';
+        context.log('Access: no identity-provider objects were made for this app, so there is nothing to remove');
+    }
+
+    await removeData(context, options);
+}
+
+function isManaged(labels: Record<string, string> | undefined): boolean {
+    return labels?.[LABEL.managed] === 'true';
+}
+
+/** Removes the project's containers; answers the images they ran. */
+async function removeContainers(context: RunContext, docker: Docker, options: DeleteOptions): Promise<Set<string>> {
+    context.step = 'containers';
+    const containers = await docker.listContainers({ all: true, filters: { label: [`${LABEL.project}=${context.data.app}`] } });
+    const images = new Set<string>();
+    for (const container of containers) {
+        const name = (container.Names[0] ?? container.Id).replace(/^\//, '');
+        if (!isManaged(container.Labels) && !options.includePreexisting) {
+            context.log(`Kept ${name}: Gatehouse did not create it (includePreexisting removes it)`, 'warning');
+            continue;
+        }
+
+        images.add(container.Labels[LABEL.image] ?? container.Image);
+        await docker.getContainer(container.Id).remove({ force: true });
+        context.log(`Removed container ${name}`);
+    }
+
+    if (containers.length === 0) {
+        context.log('No containers to remove');
+    }
+
+    return images;
+}
+
+async function removeSite(context: RunContext): Promise<void> {
+    context.step = 'nginx';
+    if (!Fs.existsSync(context.paths.siteFile)) {
+        context.log('No nginx site to remove');
+        return;
+    }
+
+    Fs.rmSync(context.paths.siteFile);
+    context.log(`Removed ${context.paths.siteFile}`);
+    await testAndReload(context);
+}
+
+async function removeNetworks(context: RunContext, docker: Docker, options: DeleteOptions): Promise<void> {
+    // Every network a deploy makes carries the managed label, as its containers do.
+    const networks = await docker.listNetworks({ filters: { label: [`${LABEL.project}=${context.data.app}`] } });
+    for (const network of networks) {
+        if (isManaged(network.Labels) || options.includePreexisting) {
+            await docker.getNetwork(network.Id).remove();
+            context.log(`Removed network ${network.Name}`);
+        }
+    }
+}
+
+async function removeVolumes(context: RunContext, docker: Docker, options: DeleteOptions): Promise<void> {
+    context.step = 'volumes';
+    const made = new Set(await context.resources('volume'));
+    const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [`${LABEL.project}=${context.data.app}`] } });
+    const declared = Fs.existsSync(context.paths.composeFile) ? planFromDisk(context).volumes.filter((volume) => !volume.external) : [];
+    const candidates = new Set([...made, ...(volumes ?? []).map((volume) => volume.Name), ...declared.map((volume) => volume.name)]);
+    for (const name of candidates) {
+        if (!made.has(name) && !options.includePreexisting) {
+            context.log(`Kept volume ${name}: it was there before the app (includePreexisting removes it)`, 'warning');
+            continue;
+        }
+
+        await removeQuietly(context, `volume ${name}`, () => docker.getVolume(name).remove());
+        await context.forgetResource('volume', name);
+    }
+}
+
+async function removeImages(context: RunContext, docker: Docker, options: DeleteOptions, used: Set<string>): Promise<void> {
+    context.step = 'images';
+    const pulled = new Set(await context.resources('image'));
+    for (const image of new Set([...pulled, ...used])) {
+        if (!pulled.has(image) && !options.includePreexisting) {
+            context.log(`Kept image ${image}: the engine had it before the app (includePreexisting removes it)`, 'warning');
+            continue;
+        }
+
+        await removeQuietly(context, `image ${image}`, () => docker.getImage(image).remove());
+        await context.forgetResource('image', image);
+    }
+}
+
+async function removeQuietly(context: RunContext, what: string, remove: () => Promise<unknown>): Promise<void> {
+    try {
+        await remove();
+        context.log(`Removed ${what}`);
+    } catch (error) {
+        const message = (error as Error).message;
+        if (/no such|not found/i.test(message)) {
+            context.log(`${what} was already gone`);
+        } else {
+            context.log(`Could not remove ${what}: ${message.trim()}`, 'warning');
+        }
+    }
+}
+
+async function removeCertificateOf(context: RunContext, options: DeleteOptions): Promise<void> {
+    context.step = 'certificate';
+    const domain = context.data.domain;
+    const made = (await context.resources('certificate')).includes(domain);
+    if (!made && !options.includePreexisting && !hasPlaceholderCertificate(context.config.apps.certificatesDir, domain)) {
+        context.log(`Kept the certificate of ${domain}: Gatehouse did not obtain it (includePreexisting removes it)`, 'warning');
+        return;
+    }
+
+    const { removeCertificate } = await import('../acme/acme-service.ts');
+    const removed = removeCertificate(context.config.apps.certificatesDir, domain);
+    context.log(removed ? `Removed the certificate of ${domain}` : `No certificate of ${domain} to remove`);
+}
+
+async function removeDnsRecord(context: RunContext, options: DeleteOptions): Promise<void> {
+    context.step = 'dns';
+    const { loadDnsProvider } = await import('../dns/dns-providers.ts');
+    const provider = await loadDnsProvider(context.config.host.dns);
+    if (!provider) {
+        context.log('DNS: no DNS provider is configured, so no record is managed', 'warning');
+        return;
+    }
+
+    const made = (await context.resources('dns')).includes(context.data.domain);
+    if (!made && !options.includePreexisting) {
+        context.log(`Kept the DNS record of ${context.data.domain}: Gatehouse did not make it (includePreexisting removes it)`, 'warning');
+        return;
+    }
+
+    await provider.removeAddress(context.data.domain);
+    context.log(`DNS: removed the address records of ${context.data.domain}`);
+}
+
+/** The app's folder goes with deleteData, archived first unless archives are removed too; removeArchives removes its archives. */
+async function removeData(context: RunContext, options: DeleteOptions): Promise<void> {
+    context.step = 'data';
+    const archivesDir = context.config.apps.archivesDir;
+    const { appDir } = context.paths;
+    if (options.deleteData && Fs.existsSync(appDir)) {
+        if (!options.removeArchives) {
+            const archive = Path.join(archivesDir, `${context.data.app}-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+            await archiveDirectory(appDir, archive);
+            await context.recordResource('archive', archive);
+            context.log(`Archived ${appDir} to ${archive}`);
+        }
+
+        Fs.rmSync(appDir, { recursive: true, force: true });
+        context.log(`Removed ${appDir}`);
+    } else if (!options.deleteData) {
+        context.log(`Kept the app's folder ${appDir} (deleteData removes it)`);
+    }
+
+    if (options.removeArchives) {
+        const prefix = `${context.data.app}-`;
+        const archives = Fs.existsSync(archivesDir)
+            ? Fs.readdirSync(archivesDir).filter(
+                  (file) => file.startsWith(prefix) && file.endsWith('.tar.gz') && /^\d{4}-/.test(file.slice(prefix.length)),
+              )
+            : [];
+        for (const file of archives) {
+            Fs.rmSync(Path.join(archivesDir, file), { force: true });
+            context.log(`Removed archive ${file}`);
+        }
+    }
+}
+
+function archiveDirectory(directory: string, archive: string): Promise<void> {
+    Fs.mkdirSync(Path.dirname(archive), { recursive: true, mode: 0o700 });
+    return new Promise((resolve, reject) => {
+        execFile(
+            'tar',
+            ['-czf', archive, '-C', Path.dirname(directory), Path.basename(directory)],
+            { timeout: 600_000 },
+            (error, _out, stderr) => (error ? reject(new Error(`tar could not archive ${directory}: ${stderr.trim()}`)) : resolve()),
+        );
+    });
+}
