@@ -40,6 +40,9 @@ install_missing() {
     command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
     command -v curl >/dev/null 2>&1 || missing+=(curl)
+    command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+    # A static busybox is what locally built test images (FROM scratch) are made of.
+    [ -x /bin/busybox ] || missing+=(busybox-static)
     if [ "${#missing[@]}" -gt 0 ]; then
         say "services: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
@@ -82,8 +85,9 @@ http {
     uwsgi_temp_path $STATE/nginx/temp/uwsgi;
     scgi_temp_path $STATE/nginx/temp/scgi;
     server {
+        # Unknown names get 404, challenges included: only an app's own site may answer its challenge, even
+        # while a reload still has old workers answering with the sites as they were.
         listen 127.0.0.1:$HTTP_PORT default_server;
-        location /.well-known/acme-challenge/ { root $STATE/nginx/acme; }
         location / { return 404; }
     }
     include $STATE/nginx/sites/*.conf;
@@ -106,7 +110,7 @@ pebble_up() {
 CONF
     # Every name resolves to this host for pebble, so HTTP-01 challenges come to our nginx.
     start_background pebble-dns pebble-challtestsrv -defaultIPv4 127.0.0.1 -defaultIPv6 "" \
-        -dns01 "127.0.0.1:$PEBBLE_DNS_PORT" -http01 "" -https01 "" -tlsalpn01 "" -doh "" -management "127.0.0.1:$((PEBBLE_DNS_PORT + 2))"
+        -dns01 "127.0.0.1:$PEBBLE_DNS_PORT" -http01 "" -https01 "" -tlsalpn01 "" -management "127.0.0.1:$((PEBBLE_DNS_PORT + 2))"
     PEBBLE_VA_NOSLEEP=1 start_background pebble pebble -config "$STATE/pebble/config.json" -dnsserver "127.0.0.1:$PEBBLE_DNS_PORT"
     wait_for "pebble" curl -s --cacert "$STATE/pebble/cert.pem" "https://127.0.0.1:$PEBBLE_PORT/dir"
 }
@@ -129,6 +133,8 @@ CONF
 
 up() {
     mkdir -p "$STATE"
+    # nginx's workers (user nobody) read challenge files from here.
+    chmod 0755 "$STATE"
     install_missing
     docker_up
     nginx_up
@@ -141,8 +147,10 @@ export NGINX_CONF=$STATE/nginx/nginx.conf
 export NGINX_SITES_DIR=$STATE/nginx/sites
 export NGINX_HTTP_PORT=$HTTP_PORT
 export NGINX_HTTPS_PORT=$HTTPS_PORT
+export NGINX_LISTEN_ADDRESS=127.0.0.1
 export ACME_DIRECTORY_URL=https://127.0.0.1:$PEBBLE_PORT/dir
 export ACME_CA_FILE=$STATE/pebble/cert.pem
+export ACME_WEBROOT=$STATE/nginx/acme
 export REGISTRY_URL=127.0.0.1:$REGISTRY_PORT
 EXPORTS
 }
@@ -160,8 +168,10 @@ stop_pid() { # name
 
 down() {
     [ -d "$STATE" ] || return 0
+    # By its pid, not `nginx -s quit`: that parses the configuration first, and fails once a site names a
+    # certificate that is gone.
     if [ -f "$STATE/nginx/nginx.pid" ]; then
-        "$NGINX" -s quit -p "$STATE/nginx" -c "$STATE/nginx/nginx.conf" >/dev/null 2>&1 || true
+        kill -QUIT "$(cat "$STATE/nginx/nginx.pid")" 2>/dev/null || true
     fi
     for name in registry pebble pebble-dns dockerd; do stop_pid "$name"; done
     say "services: stopped what was started from $STATE"

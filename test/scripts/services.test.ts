@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
+import Path from 'node:path';
 import Https from 'node:https';
 
 import Code from '@hapi/code';
@@ -43,11 +44,13 @@ describe('scripts/services.sh', () => {
                 expect(Object.keys(exported).sort()).to.equal([
                     'ACME_CA_FILE',
                     'ACME_DIRECTORY_URL',
+                    'ACME_WEBROOT',
                     'DOCKER_HOST',
                     'NGINX_BIN',
                     'NGINX_CONF',
                     'NGINX_HTTPS_PORT',
                     'NGINX_HTTP_PORT',
+                    'NGINX_LISTEN_ADDRESS',
                     'NGINX_SITES_DIR',
                     'REGISTRY_URL',
                 ]);
@@ -70,8 +73,24 @@ describe('scripts/services.sh', () => {
                 );
                 expect((await fetch(`http://${exported.REGISTRY_URL}/v2/`)).status).to.equal(200);
 
+                // A site naming a certificate that is gone must not keep nginx from stopping.
+                Fs.writeFileSync(
+                    Path.join(exported.NGINX_SITES_DIR ?? '', 'gone.conf'),
+                    `server { listen 127.0.0.1:${exported.NGINX_HTTPS_PORT} ssl; ssl_certificate /nonexistent/cert.pem; ssl_certificate_key /nonexistent/key.pem; }\n`,
+                );
                 const down = runServicesScript('down', environment);
                 expect(down.status, down.stderr).to.equal(0);
+                for (let attempt = 0; attempt < 50; attempt += 1) {
+                    if (
+                        !(await fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`).then(
+                            () => true,
+                            () => false,
+                        ))
+                    )
+                        break;
+                    await new Promise((resolve) => setTimeout(resolve, 100));
+                }
+
                 await expect(fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`)).to.reject();
                 await expect(fetch(`http://${exported.REGISTRY_URL}/v2/`)).to.reject();
             } finally {

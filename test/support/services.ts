@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { ROOT_DIR } from '../../server.ts';
@@ -11,8 +12,10 @@ export type ServiceExports = Record<
     | 'NGINX_SITES_DIR'
     | 'NGINX_HTTP_PORT'
     | 'NGINX_HTTPS_PORT'
+    | 'NGINX_LISTEN_ADDRESS'
     | 'ACME_DIRECTORY_URL'
     | 'ACME_CA_FILE'
+    | 'ACME_WEBROOT'
     | 'REGISTRY_URL',
     string
 >;
@@ -54,6 +57,7 @@ export async function startServices(): Promise<RunningServices> {
     const up = runServicesScript('up', environment);
     if (up.status !== 0) {
         runServicesScript('down', environment);
+        Fs.rmSync(environment.GATEHOUSE_SERVICES_DIR, { recursive: true, force: true });
         throw new Error(`scripts/services.sh up failed:\n${up.stderr}`);
     }
 
@@ -61,6 +65,7 @@ export async function startServices(): Promise<RunningServices> {
         exports: parseExports(up.stdout) as ServiceExports,
         stop: () => {
             runServicesScript('down', environment);
+            Fs.rmSync(environment.GATEHOUSE_SERVICES_DIR, { recursive: true, force: true });
         },
     };
 }
