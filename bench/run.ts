@@ -11,10 +11,12 @@ import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR } from './harness
 import { benchAccounts } from './accounts.ts';
 import { benchActions } from './actions.ts';
 import { benchCompose } from './compose.ts';
+import { benchDeploy } from './deploy.ts';
 import { benchIdentity } from './identity.ts';
 import { benchLicenses, benchMarkdown } from './misc.ts';
 import { benchDeliveries, benchNotificationList } from './notifications.ts';
 import { benchNginx } from './nginx.ts';
+import { benchSse } from './sse.ts';
 
 type Bench = () => Promise<BenchFigure | BenchFigure[]>;
 
@@ -30,6 +32,9 @@ const BENCHES: Record<string, Bench> = {
     'webhook-delivery': benchDeliveries,
     nginx: benchNginx,
     compose: benchCompose,
+    sse: () => benchSse('sqlite'),
+    'sse-mariadb': () => benchSse('mysql'),
+    deploy: benchDeploy,
 };
 
 const RESULTS_FILE = Path.join(ROOT_DIR, 'bench', 'RESULTS.md');
