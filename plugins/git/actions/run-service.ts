@@ -7,7 +7,7 @@ import type { Paging } from '../../../lib/paging.ts';
 import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
-import { type RepositoryRow, repositories, toRepositoryRow } from '../repositories/repository-service.ts';
+import { type ApiRepository, type RepositoryRow, repositories, toRepositoryRow } from '../repositories/repository-service.ts';
 import { aggregateStatus, apiStatus, isDone, STATUS } from './status.ts';
 
 export interface NewStep {
@@ -285,33 +285,30 @@ export class RunService {
             rows.map((row) => Number(row.trigger_user_id)),
         );
         const { publicUrl } = this.#server.app.config;
-        return rows.map((row) => this.#apiRun(row, related, viewer, publicUrl));
-    }
+        // A page names few repositories and users: each is formatted once and the object shared by its runs.
+        const shownRepos = new Map<number, ApiRepository | undefined>();
+        const shownUsers = new Map<number, ApiUser | undefined>();
+        const repositoryOf = (repoId: number) => {
+            if (!shownRepos.has(repoId)) {
+                const repo = related.repos.get(repoId);
+                const owner = repo ? related.owners.get(repo.owner_id) : undefined;
+                shownRepos.set(
+                    repoId,
+                    repo && owner ? repositories(this.#server).toApiRepository(repo, owner, viewer, publicUrl) : undefined,
+                );
+            }
 
-    #apiRun(row: RunRow, related: Related, viewer: UserRow, publicUrl: string): object {
-        const repo = related.repos.get(Number(row.repo_id));
-        const owner = repo ? related.owners.get(repo.owner_id) : undefined;
-        const fullName = repo && owner ? `${owner.name}/${repo.name}` : '';
-        const trigger = related.users.get(Number(row.trigger_user_id));
-        const actor: ApiUser | undefined = trigger ? toApiUser(trigger, viewer, publicUrl) : undefined;
-        return {
-            id: Number(row.id),
-            url: `${publicUrl}api/v1/repos/${fullName}/actions/runs/${row.id}`,
-            html_url: `${publicUrl}${fullName}/actions/runs/${row.run_index}`,
-            run_number: Number(row.run_index),
-            started_at: timeOf(Number(row.started)),
-            completed_at: timeOf(Number(row.stopped)),
-            event: row.event,
-            display_title: row.title,
-            head_branch: branchOf(row.ref),
-            head_sha: row.commit_sha,
-            ...apiStatus(Number(row.status)),
-            path: `${row.workflow_id}@${row.ref}`,
-            repository_id: Number(row.repo_id),
-            repository: repo && owner ? repositories(this.#server).toApiRepository(repo, owner, viewer, publicUrl) : undefined,
-            trigger_actor: actor,
-            actor,
+            return shownRepos.get(repoId);
         };
+        const actorOf = (userId: number) => {
+            if (!shownUsers.has(userId)) {
+                const user = related.users.get(userId);
+                shownUsers.set(userId, user ? toApiUser(user, viewer, publicUrl) : undefined);
+            }
+
+            return shownUsers.get(userId);
+        };
+        return rows.map((row) => apiRun(row, repositoryOf(Number(row.repo_id)), actorOf(Number(row.trigger_user_id)), publicUrl));
     }
 
     async toApiJobs(rows: JobRow[]): Promise<object[]> {
@@ -327,6 +324,28 @@ export class RunService {
             return apiJob(row, fullName, publicUrl);
         });
     }
+}
+
+function apiRun(row: RunRow, repository: ApiRepository | undefined, actor: ApiUser | undefined, publicUrl: string): object {
+    const fullName = repository?.full_name ?? '';
+    return {
+        id: Number(row.id),
+        url: `${publicUrl}api/v1/repos/${fullName}/actions/runs/${row.id}`,
+        html_url: `${publicUrl}${fullName}/actions/runs/${row.run_index}`,
+        run_number: Number(row.run_index),
+        started_at: timeOf(Number(row.started)),
+        completed_at: timeOf(Number(row.stopped)),
+        event: row.event,
+        display_title: row.title,
+        head_branch: branchOf(row.ref),
+        head_sha: row.commit_sha,
+        ...apiStatus(Number(row.status)),
+        path: `${row.workflow_id}@${row.ref}`,
+        repository_id: Number(row.repo_id),
+        repository,
+        trigger_actor: actor,
+        actor,
+    };
 }
 
 function jobOrder({ sort, order }: JobOrder): 'asc' | 'desc' {
