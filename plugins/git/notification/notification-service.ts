@@ -7,7 +7,7 @@ import type { Paging } from '../../../lib/paging.ts';
 import { service } from '../../../lib/services.ts';
 import { toUserRow, USER_TYPE, type UserRow } from '../identity/user-service.ts';
 import type { IssueRow } from '../issue/format.ts';
-import { issueLinks, toIssueRow } from '../issue/format.ts';
+import { issueLinks } from '../issue/format.ts';
 import type { RepositoryAccess } from '../issue/issue-service.ts';
 import { type ApiRepository, repositories, toRepositoryRow } from '../repositories/repository-service.ts';
 
@@ -38,6 +38,8 @@ export interface NotificationRow {
     status: number;
     updated_at: number;
 }
+
+const NOTIFICATION_COLUMNS = ['id', 'user_id', 'repo_id', 'issue_id', 'comment_id', 'commit_id', 'source', 'status', 'updated_at'];
 
 function toNotificationRow(raw: Record<string, unknown>): NotificationRow {
     const nullable = (value: unknown) => (value === null || value === undefined ? null : Number(value));
@@ -80,9 +82,22 @@ export interface ApiNotificationThread {
     url: string;
 }
 
+/** What a thread's subject shows of its issue. */
+type ThreadIssue = Pick<IssueRow, 'id' | 'index' | 'title' | 'is_closed' | 'is_pull'>;
+
+function toThreadIssue(raw: Record<string, unknown>): ThreadIssue {
+    return {
+        id: Number(raw.id),
+        index: Number(raw.index),
+        title: String(raw.title),
+        is_closed: Boolean(raw.is_closed),
+        is_pull: Boolean(raw.is_pull),
+    };
+}
+
 /** A page's issues, and its repositories as shown (each converted once, however many threads it has). */
 interface ThreadSources {
-    issues: Map<number, IssueRow>;
+    issues: Map<number, ThreadIssue>;
     repositories: Map<number, Omit<ApiRepository, 'permissions'>>;
 }
 
@@ -93,9 +108,15 @@ export interface IssueActivity {
     commentId?: number;
 }
 
-async function byIds<T>(knex: Knex, table: string, ids: number[], convert: (raw: Record<string, unknown>) => T): Promise<Map<number, T>> {
+async function byIds<T>(
+    knex: Knex,
+    table: string,
+    ids: number[],
+    convert: (raw: Record<string, unknown>) => T,
+    columns: string[] = ['*'],
+): Promise<Map<number, T>> {
     const unique = [...new Set(ids)];
-    const rows = unique.length === 0 ? [] : await knex(table).whereIn('id', unique);
+    const rows = unique.length === 0 ? [] : await knex(table).whereIn('id', unique).select(columns);
     return new Map(rows.map((raw: Record<string, unknown>) => [Number(raw.id), convert(raw)]));
 }
 
@@ -210,7 +231,12 @@ export class NotificationService {
     async list(user: UserRow, filter: ThreadFilter, paging: Paging): Promise<{ rows: NotificationRow[]; total: number }> {
         const query = this.#filtered(user, filter);
         const total = Number((await query.clone().count({ count: '*' }).first())?.count ?? 0);
-        const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(paging.limit).offset(paging.offset);
+        const rows = await query
+            .orderBy('updated_at', 'desc')
+            .orderBy('id', 'desc')
+            .limit(paging.limit)
+            .offset(paging.offset)
+            .select(NOTIFICATION_COLUMNS);
         return { rows: rows.map(toNotificationRow), total };
     }
 
@@ -266,7 +292,8 @@ export class NotificationService {
             this.#knex,
             'issues',
             rows.flatMap((row) => (row.issue_id === null ? [] : [row.issue_id])),
-            toIssueRow,
+            toThreadIssue,
+            ['id', 'index', 'title', 'is_closed', 'is_pull'],
         );
         const repos = await byIds(
             this.#knex,
