@@ -135,18 +135,28 @@ export function toRfc3339(epochMs: number | null | undefined): string {
         return '0001-01-01T00:00:00Z';
     }
 
-    return new Date(Number(epochMs)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const iso = new Date(Number(epochMs)).toISOString();
+    // 2026-11-22T05:09:09.123Z; years past 9999 have a longer form, which keeps its milliseconds off the same way.
+    return `${iso.slice(0, -5)}Z`;
 }
 
 /**
- * Case-insensitive substring match over columns, the same on SQLite and MySQL: LOWER on both sides,
- * and `!` as the LIKE escape character (a backslash would need different quoting on each).
+ * Case-insensitive substring match over columns, the same on SQLite and MySQL: the text in lower case, LOWER on
+ * the column where it matters, and `!` as the LIKE escape character (a backslash would need different quoting on
+ * each). SQLite's LIKE already ignores ASCII case and its LOWER folds nothing else, so there LOWER would only cost
+ * a call per row; MySQL's LIKE follows the column's collation, which may be binary.
  */
 export function whereContains(query: Knex.QueryBuilder, columns: string[], text: string): Knex.QueryBuilder {
     const pattern = `%${text.toLowerCase().replace(/[!%_]/g, (match) => `!${match}`)}%`;
+    const condition = isSqlite(query) ? `?? LIKE ? ESCAPE '!'` : `LOWER(??) LIKE ? ESCAPE '!'`;
     return query.where((where) => {
         for (const column of columns) {
-            where.orWhereRaw(`LOWER(??) LIKE ? ESCAPE '!'`, [column, pattern]);
+            where.orWhereRaw(condition, [column, pattern]);
         }
     });
+}
+
+function isSqlite(query: Knex.QueryBuilder): boolean {
+    // The builder's client is not in knex's public types.
+    return (query as unknown as { client: { config: Knex.Config } }).client.config.client === 'better-sqlite3';
 }
