@@ -6,6 +6,8 @@
 import { execFile } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import Zlib from 'node:zlib';
 
 import type Docker from 'dockerode';
 
@@ -23,10 +25,11 @@ export async function deleteApp(context: RunContext): Promise<void> {
     }
 
     const docker = dockerClient();
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const images = await removeContainers(context, docker, options);
     await removeSite(context);
     await removeNetworks(context, docker, options);
-    if (options.removeVolumes) await removeVolumes(context, docker, options);
+    if (options.removeVolumes) await removeVolumes(context, docker, options, { stamp, images });
     if (options.removeImages) await removeImages(context, docker, options, images);
     if (options.removeCert) await removeCertificateOf(context, options);
     if (options.removeDns) await removeDnsRecord(context, options);
@@ -35,7 +38,12 @@ export async function deleteApp(context: RunContext): Promise<void> {
         context.log('Access: no identity-provider objects were made for this app, so there is nothing to remove');
     }
 
-    await removeData(context, options);
+    await removeData(context, options, stamp);
+}
+
+/** `<archivesDir>/<app>-<stamp><suffix>.tar.gz`: every archive of one delete shares its stamp. */
+function archivePath(context: RunContext, stamp: string, suffix = ''): string {
+    return Path.join(context.config.apps.archivesDir, `${context.data.app}-${stamp}${suffix}.tar.gz`);
 }
 
 function isManaged(labels: Record<string, string> | undefined): boolean {
@@ -89,7 +97,12 @@ async function removeNetworks(context: RunContext, docker: Docker, options: Dele
     }
 }
 
-async function removeVolumes(context: RunContext, docker: Docker, options: DeleteOptions): Promise<void> {
+async function removeVolumes(
+    context: RunContext,
+    docker: Docker,
+    options: DeleteOptions,
+    archiving: { stamp: string; images: Set<string> },
+): Promise<void> {
     context.step = 'volumes';
     const made = new Set(await context.resources('volume'));
     const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [`${LABEL.project}=${context.data.app}`] } });
@@ -101,8 +114,74 @@ async function removeVolumes(context: RunContext, docker: Docker, options: Delet
             continue;
         }
 
+        if (!options.removeArchives && !(await archiveVolume(context, docker, name, archiving))) {
+            continue;
+        }
+
         await removeQuietly(context, `volume ${name}`, () => docker.getVolume(name).remove());
         await context.forgetResource('volume', name);
+    }
+}
+
+/**
+ * Archives a volume's files before it is removed, read through a container of one of the app's images that is
+ * created but never started (Docker copies files out of any container). Answers false, keeping the volume, when
+ * the files could not be archived: a delete never loses data it was not told to lose.
+ */
+async function archiveVolume(
+    context: RunContext,
+    docker: Docker,
+    volume: string,
+    archiving: { stamp: string; images: Set<string> },
+): Promise<boolean> {
+    if (!(await volumeExists(docker, volume))) {
+        return true;
+    }
+
+    const images = [
+        ...archiving.images,
+        ...(Fs.existsSync(context.paths.composeFile) ? planFromDisk(context).services.map((service) => service.image) : []),
+    ];
+    const archive = archivePath(context, archiving.stamp, `-volume-${volume}`);
+    for (const image of new Set(images)) {
+        let reader: Docker.Container;
+        try {
+            // Never started: the command only has to be there for the engine to accept the container.
+            reader = await docker.createContainer({
+                Image: image,
+                Entrypoint: ['/gatehouse-volume-reader'],
+                Labels: { [LABEL.managed]: 'true' },
+                HostConfig: { Binds: [`${volume}:/volume:ro`] },
+            });
+        } catch {
+            continue;
+        }
+
+        try {
+            Fs.mkdirSync(Path.dirname(archive), { recursive: true, mode: 0o700 });
+            const files = await reader.getArchive({ path: '/volume' });
+            await pipeline(files, Zlib.createGzip(), Fs.createWriteStream(archive, { mode: 0o600 }));
+            await context.recordResource('archive', archive);
+            context.log(`Archived volume ${volume} to ${archive}`);
+            return true;
+        } finally {
+            await reader.remove({ force: true });
+        }
+    }
+
+    context.log(
+        `Kept volume ${volume}: no image of the app is left to read it with, so it could not be archived (removeArchives removes it unarchived)`,
+        'warning',
+    );
+    return false;
+}
+
+async function volumeExists(docker: Docker, volume: string): Promise<boolean> {
+    try {
+        await docker.getVolume(volume).inspect();
+        return true;
+    } catch {
+        return false;
     }
 }
 
@@ -167,14 +246,17 @@ async function removeDnsRecord(context: RunContext, options: DeleteOptions): Pro
     context.log(`DNS: removed the address records of ${context.data.domain}`);
 }
 
-/** The app's folder goes with deleteData, archived first unless archives are removed too; removeArchives removes its archives. */
-async function removeData(context: RunContext, options: DeleteOptions): Promise<void> {
+/**
+ * The app's folder goes with deleteData, archived first unless archives are removed too; removeArchives removes
+ * its archives, those of removed volumes included.
+ */
+async function removeData(context: RunContext, options: DeleteOptions, stamp: string): Promise<void> {
     context.step = 'data';
     const archivesDir = context.config.apps.archivesDir;
     const { appDir } = context.paths;
     if (options.deleteData && Fs.existsSync(appDir)) {
         if (!options.removeArchives) {
-            const archive = Path.join(archivesDir, `${context.data.app}-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+            const archive = archivePath(context, stamp);
             await archiveDirectory(appDir, archive);
             await context.recordResource('archive', archive);
             context.log(`Archived ${appDir} to ${archive}`);

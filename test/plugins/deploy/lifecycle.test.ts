@@ -177,7 +177,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     after(async () => {
-        for (const project of ['shop', 'blog', 'wiki']) {
+        for (const project of ['shop', 'blog', 'wiki', 'notes']) {
             for (const container of await engine.listContainers({
                 all: true,
                 filters: { label: [`com.docker.compose.project=${project}`] },
@@ -190,7 +190,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             }
         }
 
-        for (const volume of ['shop_data', 'blog_data', 'wiki_data']) {
+        for (const volume of ['shop_data', 'blog_data', 'wiki_data', 'notes_data']) {
             await engine
                 .getVolume(volume)
                 .remove()
@@ -468,10 +468,51 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             .join('\n');
         expect((await admin.put('/api/apps/wiki/draft', { compose })).status).to.equal(200);
         expect((await run('post', '/api/apps/wiki/deploy', {})).end.state).to.equal('succeeded');
+        docker('exec', 'wiki-web-1', 'sh', '-c', 'mkdir -p /data/pages && echo "the front page" > /data/pages/front.txt');
 
         const { end, messages } = await run('delete', '/api/apps/wiki', { confirm: 'wiki', removeVolumes: true, includePreexisting: true });
         expect(end.state).to.equal('succeeded');
         expect(linesOf(messages).map((line) => line.text)).to.include('Removed volume wiki_data');
         await expect(engine.getVolume('wiki_data').inspect()).to.reject();
+
+        // The volume's files were archived before it went, and the archive is readable by tar.
+        const { archivesDir } = server.context.config.apps;
+        const archives = Fs.readdirSync(archivesDir).filter((file) => file.startsWith('wiki-'));
+        expect(archives).to.have.length(1);
+        const [archiveName = ''] = archives;
+        expect(archiveName).to.endWith('-volume-wiki_data.tar.gz');
+        const archive = Path.join(archivesDir, archiveName);
+        expect(Fs.statSync(archive).mode & 0o777).to.equal(0o600);
+        const text = spawnSync('tar', ['-xzOf', archive, 'volume/pages/front.txt'], { encoding: 'utf8' });
+        expect(text.stdout).to.equal('the front page\n');
+        // Docker refuses to remove a volume a container still mounts: the reader went before the volume did.
+
+        // removeArchives takes the volume's archive too.
+        expect((await admin.post('/api/apps', { name: 'wiki', image: `${registry}/gatehouse-test/shop`, tag: '1' })).status).to.equal(201);
+        expect((await run('delete', '/api/apps/wiki', { confirm: 'wiki', removeArchives: true })).end.state).to.equal('succeeded');
+        expect(Fs.readdirSync(archivesDir).filter((file) => file.startsWith('wiki-'))).to.equal([]);
+    });
+
+    it('keeps a volume it cannot archive rather than lose its files', async () => {
+        const image = `${registry}/gatehouse-test/shop:1`;
+        const created = await admin.post('/api/apps', { name: 'notes', image: `${registry}/gatehouse-test/shop`, tag: '1' });
+        expect(created.status).to.equal(201);
+        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        const compose = ['services:', '  web:', `    image: ${image}`, '    ports:', `      - "127.0.0.1:${port}:80"`]
+            .concat(['    volumes:', '      - data:/data', 'volumes:', '  data: {}', ''])
+            .join('\n');
+        expect((await admin.put('/api/apps/notes/draft', { compose })).status).to.equal(200);
+        expect((await run('post', '/api/apps/notes/deploy', {})).end.state).to.equal('succeeded');
+        // Untagged while its container runs: once the container goes, no image of the app is left to read the volume with.
+        const imageId = docker('image', 'inspect', '--format', '{{.Id}}', image);
+        docker('rmi', '-f', image);
+
+        const { end, messages } = await run('delete', '/api/apps/notes', { confirm: 'notes', removeVolumes: true });
+        expect(end.state).to.equal('succeeded');
+        expect(linesOf(messages).map((line) => line.text)).to.include(
+            'Kept volume notes_data: no image of the app is left to read it with, so it could not be archived (removeArchives removes it unarchived)',
+        );
+        expect((await engine.getVolume('notes_data').inspect()).Name).to.equal('notes_data');
+        await engine.getImage(imageId).remove({ force: true });
     });
 });
