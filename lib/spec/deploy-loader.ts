@@ -89,10 +89,19 @@ function validationFor(route: DeployRouteSpec, converter: SchemaConverter): Rout
     validate.query = route.query ? converter.toJoi(route.query) : Joi.object().unknown(true);
     if (route.payload) {
         const payload = converter.toJoi(route.payload);
-        validate.payload = route.payloadType === 'json' ? payload.empty(null).default({}) : payload;
+        validate.payload = route.payloadType === 'json' ? emptyAsObject(payload) : payload;
     }
 
     return validate;
+}
+
+/**
+ * A JSON body that is missing or `null` is validated as `{}`, so that its required fields are still asked for:
+ * Joi does not validate the defaults it fills in. `describe` is the schema's, for whoever lists a route's fields.
+ */
+function emptyAsObject(schema: Joi.Schema) {
+    const validate = (value: unknown, options: Joi.ValidationOptions) => schema.validateAsync(value ?? {}, options);
+    return Object.assign(validate, { describe: () => schema.describe() });
 }
 
 export interface DeployApiOptions {
