@@ -102,7 +102,8 @@ export async function deployApp(context: RunContext): Promise<void> {
         await engine.commit(outcome);
         await recordCreated(context, outcome);
     } catch (error) {
-        await rollBack(context, engine, outcome, snapshots, error as Error);
+        const changed = outcome;
+        await rollBack(context, snapshots, error as Error, changed && (() => engine.rollback(changed)));
     }
 }
 
@@ -157,19 +158,14 @@ async function obtainCertificateIfDue(context: RunContext): Promise<void> {
     await testAndReload(context);
 }
 
-async function rollBack(
-    context: RunContext,
-    engine: ComposeEngine,
-    outcome: UpOutcome | undefined,
-    snapshots: FileSnapshot[],
-    cause: Error,
-) {
+/** Puts the files back (and the containers, through `restoreContainers`, when the run had changed them). */
+async function rollBack(context: RunContext, snapshots: FileSnapshot[], cause: Error, restoreContainers?: () => Promise<string[]>) {
     context.log(`Failed: ${cause.message}`, 'error');
     context.step = 'rollback';
     const undone: string[] = [];
     try {
-        if (outcome) {
-            undone.push(...(await engine.rollback(outcome)));
+        if (restoreContainers) {
+            undone.push(...(await restoreContainers()));
         }
 
         for (const snapshot of snapshots.reverse()) {
@@ -210,7 +206,7 @@ export async function applySite(context: RunContext): Promise<void> {
         context.step = 'check';
         await checkThroughNginx(context, siteHasTls(site));
     } catch (error) {
-        await rollBack(context, engineOf(context), undefined, [snapshot], error as Error);
+        await rollBack(context, [snapshot], error as Error);
     }
 }
 
