@@ -71,3 +71,15 @@ export class Browser {
     put = (path: string, payload?: unknown, options?: RequestOptions) => this.request('PUT', path, payload, options);
     delete = (path: string, payload?: unknown, options?: RequestOptions) => this.request('DELETE', path, payload, options);
 }
+
+/** A new browser signed in with a password (no second factor); throws unless the sign-in answers 200. */
+export async function signIn(baseUrl: string, email: string, password: string): Promise<Browser> {
+    const browser = new Browser(baseUrl);
+    await browser.get('/api/auth/me');
+    const response = await browser.post('/api/auth/login', { email, password });
+    if (response.status !== 200) {
+        throw new Error(`signing in as ${email} answered ${response.status}: ${response.text}`);
+    }
+
+    return browser;
+}

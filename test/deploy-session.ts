@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { Browser } from './browser.ts';
+import { Browser, signIn } from './browser.ts';
 import { createTestServer, type TestServer } from './helpers.ts';
 
 export interface DeployTestServer {
@@ -35,10 +35,7 @@ export async function deployTestServer(environment: Record<string, string> = {})
             throw new Error(`could not create a ${role}: ${created.status} ${created.text}`);
         }
 
-        const browser = new Browser(baseUrl);
-        await browser.get('/api/auth/me');
-        await browser.post('/api/auth/login', { email, password: 'user-password-1' });
-        return browser;
+        return await signIn(baseUrl, email, 'user-password-1');
     };
 
     return { context, baseUrl, admin, signInAs };

@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { generate } from 'otplib';
 
-import { Browser } from '../../browser.ts';
+import { Browser, signIn } from '../../browser.ts';
 import { createTestServer, type TestServer } from '../../helpers.ts';
 
 export const lab = Lab.script();
@@ -30,14 +30,6 @@ async function completeSetup(context: TestServer, baseUrl: string): Promise<Brow
     await browser.get('/api/setup/status');
     const response = await browser.post('/api/setup', { token, ...ADMIN });
     expect(response.status, response.text).to.equal(201);
-    return browser;
-}
-
-async function signIn(baseUrl: string, email: string, password: string): Promise<Browser> {
-    const browser = new Browser(baseUrl);
-    await browser.get('/api/auth/me');
-    const response = await browser.post('/api/auth/login', { email, password });
-    expect(response.status, response.text).to.equal(200);
     return browser;
 }
 

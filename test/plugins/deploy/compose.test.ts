@@ -6,7 +6,7 @@ import * as Lab from '@hapi/lab';
 
 import { type ComposeSpec, type Finding, parseCompose } from '../../../plugins/deploy/compose/compose-model.ts';
 import { ROOT_DIR } from '../../../server.ts';
-import { Browser } from '../../browser.ts';
+import { Browser, signIn } from '../../browser.ts';
 import { createTestServer, freePort, type TestServer } from '../../helpers.ts';
 
 export const lab = Lab.script();
@@ -24,14 +24,6 @@ interface ValidateBody {
 
 function fixture(name: string): string {
     return Fs.readFileSync(Path.join(ROOT_DIR, 'test', 'fixtures', 'compose', name), 'utf8');
-}
-
-async function signIn(baseUrl: string, email: string, password: string): Promise<Browser> {
-    const browser = new Browser(baseUrl);
-    await browser.get('/api/auth/me');
-    const response = await browser.post('/api/auth/login', { email, password });
-    expect(response.status, response.text).to.equal(200);
-    return browser;
 }
 
 async function setUpAdmin(context: TestServer, baseUrl: string): Promise<Browser> {

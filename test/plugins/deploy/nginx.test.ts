@@ -6,7 +6,7 @@ import * as Lab from '@hapi/lab';
 
 import { ROOT_DIR } from '../../../server.ts';
 import { defaultSite, normalizeSite, type SiteSpec } from '../../../plugins/deploy/nginx/site-model.ts';
-import { Browser } from '../../browser.ts';
+import { Browser, signIn } from '../../browser.ts';
 import { createTestServer, type TestServer } from '../../helpers.ts';
 import { ensureNginx } from '../../support/nginx.ts';
 
@@ -24,14 +24,6 @@ interface ValidateBody {
     ok: boolean;
     errors: Array<{ path: string; level: string; message: string; line?: number }>;
     lint: Array<{ path: string; level: string; message: string }>;
-}
-
-async function signIn(baseUrl: string, email: string, password: string): Promise<Browser> {
-    const browser = new Browser(baseUrl);
-    await browser.get('/api/auth/me');
-    const response = await browser.post('/api/auth/login', { email, password });
-    expect(response.status, response.text).to.equal(200);
-    return browser;
 }
 
 async function setUpAccounts(context: TestServer, baseUrl: string): Promise<{ editor: Browser; viewer: Browser }> {
