@@ -108,20 +108,23 @@ export interface LoadResult {
     non2xx: number;
 }
 
-export async function load(options: {
+interface LoadOptions {
     url: string;
     method?: 'GET' | 'POST';
     body?: string;
     headers?: Record<string, string>;
     connections?: number;
-}): Promise<LoadResult> {
+    seconds?: number;
+}
+
+export async function load(options: LoadOptions): Promise<LoadResult> {
     const result = await autocannon({
         url: options.url,
         method: options.method ?? 'GET',
         body: options.body,
         headers: options.headers,
         connections: options.connections ?? CONNECTIONS,
-        duration: LOAD_SECONDS,
+        duration: options.seconds ?? LOAD_SECONDS,
     });
     return {
         requestsPerSecond: result.requests.average,
@@ -130,6 +133,53 @@ export async function load(options: {
         errors: result.errors + result.timeouts,
         non2xx: result.non2xx,
     };
+}
+
+function median(values: number[]): number {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** Rounds as one figure: the median rate and p50, the worst p99, every error counted. */
+function combined(rounds: LoadResult[]): LoadResult {
+    return {
+        requestsPerSecond: median(rounds.map((round) => round.requestsPerSecond)),
+        p50: median(rounds.map((round) => round.p50)),
+        p99: Math.max(...rounds.map((round) => round.p99)),
+        errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+        non2xx: rounds.reduce((sum, round) => sum + round.non2xx, 0),
+    };
+}
+
+/** A round is half a single load's time, so that a comparison takes little longer than two loads did. */
+export function roundSeconds(loadSeconds: number): number {
+    return Math.max(2, Math.round(loadSeconds / 2));
+}
+
+/** Each side of a comparison runs this many rounds, alternating with the other. */
+export const ROUNDS = 3;
+
+/**
+ * Two loads compared fairly on a machine whose speed drifts: both are warmed up, then run in alternating rounds
+ * (the first side first, then the second first, and so on), and each side's rounds are combined.
+ */
+export async function alternatingLoads(first: LoadOptions, second: LoadOptions): Promise<[LoadResult, LoadResult]> {
+    const seconds = roundSeconds(first.seconds ?? LOAD_SECONDS);
+    await load({ ...first, seconds: 2 });
+    await load({ ...second, seconds: 2 });
+    const firstRounds: LoadResult[] = [];
+    const secondRounds: LoadResult[] = [];
+    const sides: Array<[LoadOptions, LoadResult[]]> = [
+        [first, firstRounds],
+        [second, secondRounds],
+    ];
+    for (let round = 0; round < ROUNDS; round += 1) {
+        for (const [options, rounds] of round % 2 === 0 ? sides : [...sides].reverse()) {
+            rounds.push(await load({ ...options, seconds }));
+        }
+    }
+
+    return [combined(firstRounds), combined(secondRounds)];
 }
 
 /** Calls `work` in a loop for the given time in this process: the in-process ceiling. */
@@ -246,8 +296,10 @@ export async function compareWithBareRoute(
     Fs.writeFileSync(bodyFile, await page.text());
     const bare = await startProcess(Path.join(ROOT_DIR, 'bench', 'fixtures', 'bare-server.ts'), { BARE_JSON_FILE: bodyFile }, '/bare');
     try {
-        const baseline = await load({ url: `http://127.0.0.1:${bare.port}/bare`, connections });
-        const served = await load({ url, headers, connections });
+        const [baseline, served] = await alternatingLoads(
+            { url: `http://127.0.0.1:${bare.port}/bare`, connections },
+            { url, headers, connections },
+        );
         if (served.errors > 0 || served.non2xx > 0) {
             throw new Error(`${url}: ${served.errors} errors, ${served.non2xx} non-2xx answers`);
         }

@@ -7,7 +7,7 @@ import Fs from 'node:fs';
 import Os from 'node:os';
 import Path from 'node:path';
 
-import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR } from './harness.ts';
+import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR, ROUNDS, roundSeconds } from './harness.ts';
 import { benchAccounts } from './accounts.ts';
 import { benchActions } from './actions.ts';
 import { benchCompose } from './compose.ts';
@@ -36,6 +36,8 @@ const BENCHES: Record<string, Bench> = {
     'sse-mariadb': () => benchSse('mysql'),
     deploy: benchDeploy,
 };
+
+const ROUNDS_NOTE = `${ROUNDS} rounds of ${roundSeconds(LOAD_SECONDS)} s for each, alternating which goes first`;
 
 const RESULTS_FILE = Path.join(ROOT_DIR, 'bench', 'RESULTS.md');
 /** Every benchmark's latest figure, so that running one benchmark keeps the others' figures. */
@@ -73,13 +75,15 @@ function writeResults(fresh: Array<BenchFigure & { key: string }>): void {
     const machines = [...new Set(figures.map((figure) => figure.machine))].join('; ');
     const text = `# Benchmark results
 
-Latest figures of \`npm run bench\` on ${machines}. Each load runs ${LOAD_SECONDS} s at ${CONNECTIONS}
-connections with autocannon on 127.0.0.1; Gatehouse runs in its own process as \`npm start\` runs it, on
-SQLite, with request logging on (to /dev/null). Each ratio divides Gatehouse's figure by a baseline measured
-in the same run. The machine is a 2-core VM whose speed varies from run to run: consecutive runs of one
-benchmark have differed by up to 0.3 in ratio (GET /api/v1/licenses gave 0.66, 0.52 and 0.80 in three runs in a
-row on 2026-11-22), so a single figure near its target says little either way. Regenerate with \`npm run bench\` (or \`npm run bench -- <name>\`); the raw figures are in
-\`bench/results.json\`.
+Latest figures of \`npm run bench\` on ${machines}. Loads run at ${CONNECTIONS} connections (32 where
+the notes say so) with autocannon on 127.0.0.1; Gatehouse runs in its own process as \`npm start\` runs it, on
+SQLite unless the name says MariaDB, with request logging on (to /dev/null). Each ratio divides Gatehouse's
+figure by a baseline measured in the same run. A comparison with a bare hapi route warms both up, then runs
+${ROUNDS_NOTE}; the rate and p50 are the medians of the rounds, the p99 the worst. The machine is a 2-core VM
+whose speed drifts: single 10 s runs of one benchmark differed by up to 0.3 in ratio (GET /api/v1/licenses gave
+0.66, 0.52 and 0.80 in three runs in a row on 2026-11-22), which the alternating rounds are there to damp; a
+figure near its target still says little either way. Regenerate with \`npm run bench\` (or
+\`npm run bench -- <name>\`); the raw figures are in \`bench/results.json\`.
 
 ${table(figures)}
 `;
