@@ -135,13 +135,13 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     };
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
     const sorted = [...values].sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 /** Rounds as one figure: the median rate and p50, the worst p99, every error counted. */
-function combined(rounds: LoadResult[]): LoadResult {
+export function combined(rounds: LoadResult[]): LoadResult {
     return {
         requestsPerSecond: median(rounds.map((round) => round.requestsPerSecond)),
         p50: median(rounds.map((round) => round.p50)),
@@ -160,25 +160,37 @@ export function roundSeconds(loadSeconds: number): number {
 export const ROUNDS = 3;
 
 /**
- * Two loads compared fairly on a machine whose speed drifts: both are warmed up, then run in alternating rounds
- * (the first side first, then the second first, and so on), and each side's rounds are combined.
+ * Two measurements taken fairly on a machine whose speed drifts: ROUNDS rounds of each, alternating which goes
+ * first; each round is given its length in seconds.
  */
-export async function alternatingLoads(first: LoadOptions, second: LoadOptions): Promise<[LoadResult, LoadResult]> {
-    const seconds = roundSeconds(first.seconds ?? LOAD_SECONDS);
-    await load({ ...first, seconds: 2 });
-    await load({ ...second, seconds: 2 });
-    const firstRounds: LoadResult[] = [];
-    const secondRounds: LoadResult[] = [];
-    const sides: Array<[LoadOptions, LoadResult[]]> = [
-        [first, firstRounds],
-        [second, secondRounds],
-    ];
+export async function alternatingRounds<A, B>(
+    first: (seconds: number) => Promise<A>,
+    second: (seconds: number) => Promise<B>,
+    seconds = roundSeconds(LOAD_SECONDS),
+): Promise<[A[], B[]]> {
+    const firstRounds: A[] = [];
+    const secondRounds: B[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
-        for (const [options, rounds] of round % 2 === 0 ? sides : [...sides].reverse()) {
-            rounds.push(await load({ ...options, seconds }));
+        if (round % 2 === 0) {
+            firstRounds.push(await first(seconds));
+            secondRounds.push(await second(seconds));
+        } else {
+            secondRounds.push(await second(seconds));
+            firstRounds.push(await first(seconds));
         }
     }
 
+    return [firstRounds, secondRounds];
+}
+
+/** Two loads, both warmed up, then in alternating rounds; each side's rounds combined. */
+export async function alternatingLoads(first: LoadOptions, second: LoadOptions): Promise<[LoadResult, LoadResult]> {
+    await load({ ...first, seconds: 2 });
+    await load({ ...second, seconds: 2 });
+    const [firstRounds, secondRounds] = await alternatingRounds(
+        (seconds) => load({ ...first, seconds }),
+        (seconds) => load({ ...second, seconds }),
+    );
     return [combined(firstRounds), combined(secondRounds)];
 }
 

@@ -2,6 +2,9 @@ import { renderMarkup } from '../plugins/git/miscellaneous/markdown.ts';
 import { markdownDocument } from './fixtures/markdown-document.ts';
 import {
     adminToken,
+    alternatingRounds,
+    combined,
+    median,
     type BenchFigure,
     comparisonFigure,
     compareWithBareRoute,
@@ -17,15 +20,22 @@ export async function benchMarkdown(): Promise<BenchFigure> {
     try {
         const rootUrl = `http://127.0.0.1:${gatehouse.port}/`;
         const token = adminToken(gatehouse.dataDir);
-        const ceiling = operationsPerSecond(() => {
+        const render = () => {
             renderMarkup({ text, mode: 'markdown' }, rootUrl);
-        });
-        const served = await load({
+        };
+        const request = {
             url: `${rootUrl}api/v1/markdown`,
-            method: 'POST',
+            method: 'POST' as const,
             body: JSON.stringify({ Text: text, Mode: 'markdown' }),
             headers: { 'content-type': 'application/json', authorization: `token ${token}` },
-        });
+        };
+        await load({ ...request, seconds: 2 });
+        const [ceilings, loads] = await alternatingRounds(
+            async (seconds) => operationsPerSecond(render, seconds),
+            (seconds) => load({ ...request, seconds }),
+        );
+        const ceiling = median(ceilings);
+        const served = combined(loads);
         if (served.errors > 0 || served.non2xx > 0) {
             throw new Error(`markdown bench: ${served.errors} errors, ${served.non2xx} non-2xx answers`);
         }
