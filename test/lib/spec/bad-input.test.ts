@@ -1,7 +1,8 @@
 /**
  * Every route of both services, fed bad input by an administrator who gets past authentication: odd path
  * parameters, query values of the wrong type, malformed and mistyped bodies. None may answer 5xx (501 aside,
- * which is not an error of the input), and each error must come in its service's own shape.
+ * which is not an error of the input), each error must come in its service's own shape, and refused input may
+ * not add or remove a row anywhere.
  */
 import Code from '@hapi/code';
 import type { RequestRoute, Server, ServerInjectResponse } from '@hapi/hapi';
@@ -10,7 +11,7 @@ import type Joi from 'joi';
 
 import { errorShapeFor } from '../../../lib/errors.ts';
 import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { createTestUser } from '../../helpers.ts';
+import { createTestUser, ON_MYSQL } from '../../helpers.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -102,6 +103,21 @@ describe('bad input, on every route of both services', { timeout: 600_000 }, () 
         await deploy?.context.cleanup();
     });
 
+    /** Rows per table of ours (not the database's own). */
+    const rowCounts = async (): Promise<Record<string, number>> => {
+        const { knex } = server.app;
+        const tables: string[] = ON_MYSQL
+            ? ((await knex.raw('SHOW TABLES'))[0] as Array<Record<string, string>>).map((row) => Object.values(row)[0] ?? '')
+            : ((await knex.raw("SELECT name FROM sqlite_master WHERE type = 'table'")) as Array<{ name: string }>).map((row) => row.name);
+        const counts: Record<string, number> = {};
+        for (const table of tables.filter((name) => !name.startsWith('sqlite_'))) {
+            const row = (await knex(table).count({ count: '*' }).first()) as { count: number | string } | undefined;
+            counts[table] = Number(row?.count ?? 0);
+        }
+
+        return counts;
+    };
+
     const send = async (method: string, url: string, options: { type?: string; body?: string } = {}): Promise<ServerInjectResponse> => {
         const path = url.split('?')[0] ?? url;
         const headers: Record<string, string> = { ...(errorShapeFor(path) === 'gitea' ? gitHeaders : deployHeaders) };
@@ -171,22 +187,42 @@ describe('bad input, on every route of both services', { timeout: 600_000 }, () 
     it('answers malformed and mistyped bodies with 4xx in the service shape', async () => {
         const routes = apiRoutes(server).filter((route) => ['post', 'put', 'patch', 'delete'].includes(route.method));
         expect(routes.length).to.be.above(30);
+        let compared = 0;
         for (const route of routes) {
             const method = route.method.toUpperCase();
             for (const value of ['fuzz', '1']) {
                 const path = withParams(route.path, value);
+                const before = await rowCounts();
+                const statuses: number[] = [];
                 for (const raw of RAW_BODIES) {
-                    await send(method, path, raw);
+                    statuses.push((await send(method, path, raw)).statusCode);
                 }
 
                 for (const key of keysOf(route.settings.validate?.payload)) {
                     for (const wrong of WRONG_VALUES) {
-                        await send(method, path, { type: 'application/json', body: JSON.stringify({ [key]: wrong }) });
+                        const body = JSON.stringify({ [key]: wrong });
+                        statuses.push((await send(method, path, { type: 'application/json', body })).statusCode);
                     }
+                }
+
+                // Refused input writes nothing: when every one of these was refused, no table has gained or lost a row.
+                if (statuses.every((status) => status >= 400)) {
+                    const after = await rowCounts();
+                    const changed = Object.keys(after).filter((table) => after[table] !== before[table]);
+                    if (changed.length > 0) {
+                        findings.push({
+                            request: `${method} ${path}`,
+                            status: 0,
+                            body: `refused, yet rows changed in ${changed.join(', ')}`,
+                        });
+                    }
+
+                    compared += 1;
                 }
             }
         }
 
+        expect(compared).to.be.above(50);
         expect(findings).to.equal([]);
     });
 });
