@@ -86,7 +86,10 @@ function validationFor(route: DeployRouteSpec, converter: SchemaConverter): Rout
         validate.params = converter.toJoi(route.params);
     }
 
-    validate.query = route.query ? converter.toJoi(route.query) : Joi.object().unknown(true);
+    if (route.query) {
+        validate.query = converter.toJoi(route.query);
+    }
+
     if (route.payload) {
         const payload = converter.toJoi(route.payload);
         validate.payload = route.payloadType === 'json' ? emptyAsObject(payload) : payload;
