@@ -106,15 +106,18 @@ async function removeVolumes(
     context.step = 'volumes';
     const made = new Set(await context.resources('volume'));
     const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [`${LABEL.project}=${context.data.app}`] } });
-    const declared = Fs.existsSync(context.paths.composeFile) ? planFromDisk(context).volumes.filter((volume) => !volume.external) : [];
+    const plan = Fs.existsSync(context.paths.composeFile) ? planFromDisk(context) : undefined;
+    const declared = (plan?.volumes ?? []).filter((volume) => !volume.external);
     const candidates = new Set([...made, ...(volumes ?? []).map((volume) => volume.Name), ...declared.map((volume) => volume.name)]);
+    // Any image the app ran or names can read a volume for its archive.
+    const readers = new Set([...archiving.images, ...(plan?.services ?? []).map((service) => service.image)]);
     for (const name of candidates) {
         if (!made.has(name) && !options.includePreexisting) {
             context.log(`Kept volume ${name}: it was there before the app (includePreexisting removes it)`, 'warning');
             continue;
         }
 
-        if (!options.removeArchives && !(await archiveVolume(context, docker, name, archiving))) {
+        if (!options.removeArchives && !(await archiveVolume(context, docker, name, { stamp: archiving.stamp, readers }))) {
             continue;
         }
 
@@ -132,18 +135,14 @@ async function archiveVolume(
     context: RunContext,
     docker: Docker,
     volume: string,
-    archiving: { stamp: string; images: Set<string> },
+    archiving: { stamp: string; readers: Set<string> },
 ): Promise<boolean> {
     if (!(await volumeExists(docker, volume))) {
         return true;
     }
 
-    const images = [
-        ...archiving.images,
-        ...(Fs.existsSync(context.paths.composeFile) ? planFromDisk(context).services.map((service) => service.image) : []),
-    ];
     const archive = archivePath(context, archiving.stamp, `-volume-${volume}`);
-    for (const image of new Set(images)) {
+    for (const image of archiving.readers) {
         let reader: Docker.Container;
         try {
             // Never started: the command only has to be there for the engine to accept the container.
