@@ -108,6 +108,30 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             ]),
         );
 
+    /** Creates and deploys an app whose web service (image gatehouse-test/<repository>:1) mounts a `data` volume. */
+    const deployWithDataVolume = async (name: string, repository: string, moreMounts: string[] = []) => {
+        const created = await admin.post('/api/apps', { name, image: `${registry}/gatehouse-test/${repository}`, tag: '1' });
+        expect(created.status).to.equal(201);
+        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        const compose = [
+            'services:',
+            '  web:',
+            `    image: ${registry}/gatehouse-test/${repository}:1`,
+            '    ports:',
+            `      - "127.0.0.1:${port}:80"`,
+            '    volumes:',
+            '      - data:/data',
+            ...moreMounts.map((mount) => `      - ${mount}`),
+            'volumes:',
+            '  data: {}',
+            '',
+        ].join('\n');
+        expect((await admin.put(`/api/apps/${name}/draft`, { compose })).status).to.equal(200);
+        const deployed = await run('post', `/api/apps/${name}/deploy`, {});
+        expect(deployed.end.state, JSON.stringify(linesOf(deployed.messages))).to.equal('succeeded');
+        return deployed;
+    };
+
     const composeFor = (tag: string, webHealth = 'wget -q -O- http://127.0.0.1/') =>
         [
             'services:',
@@ -399,25 +423,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     it('deletes with every option, archiving the data and never removing what was there before', async () => {
         // A volume that exists before the app: the deploy uses it, the delete must keep it.
         await engine.createVolume({ Name: 'blog_data' });
-        const created = await admin.post('/api/apps', { name: 'blog', image: `${registry}/gatehouse-test/blog`, tag: '1' });
-        expect(created.status).to.equal(201);
-        const blogPort = (created.body as { app: { hostPort: number } }).app.hostPort;
-        const compose = [
-            'services:',
-            '  web:',
-            `    image: ${registry}/gatehouse-test/blog:1`,
-            '    ports:',
-            `      - "127.0.0.1:${blogPort}:80"`,
-            '    volumes:',
-            '      - data:/data',
-            '      - ./uploads:/uploads',
-            'volumes:',
-            '  data: {}',
-            '',
-        ].join('\n');
-        expect((await admin.put('/api/apps/blog/draft', { compose })).status).to.equal(200);
-        const deployed = await run('post', '/api/apps/blog/deploy', {});
-        expect(deployed.end.state, JSON.stringify(linesOf(deployed.messages))).to.equal('succeeded');
+        const deployed = await deployWithDataVolume('blog', 'blog', ['./uploads:/uploads']);
         expect(await addressesAt(bind.server, `blog.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
         const appDir = Path.join(server.context.config.apps.appsDir, 'blog');
         Fs.writeFileSync(Path.join(appDir, 'uploads', 'photo.txt'), 'a photo\n');
@@ -454,20 +460,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
     it('deletes what was there before the app too with includePreexisting', async () => {
         await engine.createVolume({ Name: 'wiki_data' });
-        const created = await admin.post('/api/apps', { name: 'wiki', image: `${registry}/gatehouse-test/shop`, tag: '1' });
-        expect(created.status).to.equal(201);
-        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
-        const compose = [
-            'services:',
-            '  web:',
-            `    image: ${registry}/gatehouse-test/shop:1`,
-            '    ports:',
-            `      - "127.0.0.1:${port}:80"`,
-        ]
-            .concat(['    volumes:', '      - data:/data', 'volumes:', '  data: {}', ''])
-            .join('\n');
-        expect((await admin.put('/api/apps/wiki/draft', { compose })).status).to.equal(200);
-        expect((await run('post', '/api/apps/wiki/deploy', {})).end.state).to.equal('succeeded');
+        await deployWithDataVolume('wiki', 'shop');
         docker('exec', 'wiki-web-1', 'sh', '-c', 'mkdir -p /data/pages && echo "the front page" > /data/pages/front.txt');
 
         const { end, messages } = await run('delete', '/api/apps/wiki', { confirm: 'wiki', removeVolumes: true, includePreexisting: true });
@@ -495,14 +488,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
 
     it('keeps a volume it cannot archive rather than lose its files', async () => {
         const image = `${registry}/gatehouse-test/shop:1`;
-        const created = await admin.post('/api/apps', { name: 'notes', image: `${registry}/gatehouse-test/shop`, tag: '1' });
-        expect(created.status).to.equal(201);
-        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
-        const compose = ['services:', '  web:', `    image: ${image}`, '    ports:', `      - "127.0.0.1:${port}:80"`]
-            .concat(['    volumes:', '      - data:/data', 'volumes:', '  data: {}', ''])
-            .join('\n');
-        expect((await admin.put('/api/apps/notes/draft', { compose })).status).to.equal(200);
-        expect((await run('post', '/api/apps/notes/deploy', {})).end.state).to.equal('succeeded');
+        await deployWithDataVolume('notes', 'shop');
         // Untagged while its container runs: once the container goes, no image of the app is left to read the volume with.
         const imageId = docker('image', 'inspect', '--format', '{{.Id}}', image);
         docker('rmi', '-f', image);
