@@ -99,11 +99,16 @@ export function buildValidation(operation: SwaggerOperation, converter: SchemaCo
         groups[parameter.in][parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name] = schema;
     }
 
-    const validate: RouteOptionsValidate = {
-        failAction: validationFailAction,
-        query: Joi.object(groups.query).unknown(true),
-        headers: Joi.object(groups.header).unknown(true),
-    };
+    // A group without parameters is not validated at all: joi would only check that it is an object.
+    const validate: RouteOptionsValidate = { failAction: validationFailAction };
+    if (Object.keys(groups.query).length > 0) {
+        validate.query = Joi.object(groups.query).unknown(true);
+    }
+
+    if (Object.keys(groups.header).length > 0) {
+        validate.headers = Joi.object(groups.header).unknown(true);
+    }
+
     if (Object.keys(groups.path).length > 0) {
         validate.params = Joi.object(groups.path);
     }
