@@ -48,6 +48,8 @@ export interface Config {
     actionsLogRetentionDays: number;
     /** Accounts not activated within this many minutes are removed by the `delete_inactive_accounts` cron task. */
     activeCodeLiveMinutes: number;
+    /** Entries per in-memory read cache (token look-ups, user search, organisation, notification and run pages); 0: off. */
+    readCacheEntries: number;
 }
 
 export interface HostConfig {
@@ -171,6 +173,7 @@ const environmentSchema = Joi.object({
     LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
     ACTIONS_LOG_RETENTION_DAYS: Joi.number().integer().min(1).default(365),
     ACTIVE_CODE_LIVE_MINUTES: Joi.number().integer().min(1).default(180),
+    READ_CACHE_ENTRIES: Joi.number().integer().min(0).max(100_000).default(256),
 })
     .pattern(/^CRON_[A-Z0-9_]+_(ENABLED|RUN_AT_START)$/, Joi.boolean().truthy('1').falsy('0'))
     .pattern(
@@ -257,6 +260,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         cron: cronOverrides(value as Record<string, unknown>),
         actionsLogRetentionDays: value.ACTIONS_LOG_RETENTION_DAYS as number,
         activeCodeLiveMinutes: value.ACTIVE_CODE_LIVE_MINUTES as number,
+        readCacheEntries: value.READ_CACHE_ENTRIES as number,
     };
 }
 

@@ -57,9 +57,9 @@ export async function runList(request: Request, h: ResponseToolkit, scope: RunSc
         actor: query.actor,
         headSha: query.head_sha,
     };
-    const { rows, total } = await service.listRuns(scope, filters, paging);
-    const body = { workflow_runs: await service.toApiRuns(rows, signedInUser(request)), total_count: total };
-    return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total, paging });
+    const page = await service.runPage(scope, filters, paging, signedInUser(request));
+    const body = { workflow_runs: page.runs, total_count: page.total };
+    return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total: page.total, paging });
 }
 
 export async function jobList(request: Request, h: ResponseToolkit, scope: RunScope | undefined): Promise<object> {

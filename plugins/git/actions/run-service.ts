@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
+import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
@@ -108,11 +109,19 @@ interface Related {
 }
 
 /** Workflow runs and their jobs, as Gitea stores them, listed per scope with the API's filters. */
+export interface RunPage {
+    runs: object[];
+    total: number;
+}
+
 export class RunService {
     readonly #server: Server;
+    // A page of runs names their repositories, owners and actors: kept until one of those tables is written.
+    readonly #runPages: ReadCache<RunPage>;
 
     constructor(server: Server) {
         this.#server = server;
+        this.#runPages = readCache(server, ['action_runs', 'repositories', 'users']);
     }
 
     get #knex(): Knex {
@@ -214,7 +223,17 @@ export class RunService {
         }
     }
 
-    async listRuns(scope: RunScope | undefined, filters: RunFilters, paging: Paging): Promise<{ rows: RunRow[]; total: number }> {
+    /** A page of runs as Gitea shows them, newest first, with how many match in all. */
+    async runPage(scope: RunScope | undefined, filters: RunFilters, paging: Paging, viewer: UserRow): Promise<RunPage> {
+        // What a run shows depends on the viewer only through its id and administrator flag.
+        const key = JSON.stringify([scope ?? null, filters, paging.limit, paging.offset, viewer.id, viewer.is_admin]);
+        return await this.#runPages.get(key, async () => {
+            const { rows, total } = await this.#listRuns(scope, filters, paging);
+            return { runs: await this.#toApiRuns(rows, viewer), total };
+        });
+    }
+
+    async #listRuns(scope: RunScope | undefined, filters: RunFilters, paging: Paging): Promise<{ rows: RunRow[]; total: number }> {
         const query = this.#scoped('action_runs', scope);
         await this.#applyRunFilters(query, filters);
         const total = Number((await query.clone().count({ count: '*' }).first())?.count ?? 0);
@@ -279,7 +298,7 @@ export class RunService {
         return { repos, owners: byId, users: byId };
     }
 
-    async toApiRuns(rows: RunRow[], viewer: UserRow): Promise<object[]> {
+    async #toApiRuns(rows: RunRow[], viewer: UserRow): Promise<object[]> {
         const related = await this.#related(
             rows.map((row) => Number(row.repo_id)),
             rows.map((row) => Number(row.trigger_user_id)),

@@ -5,6 +5,7 @@ import type { Server } from '@hapi/hapi';
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
+import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { toUserRow, type UserRow } from './user-service.ts';
 
@@ -71,11 +72,19 @@ export interface NewToken {
     row: TokenRow;
 }
 
+export interface TokenOwner {
+    token: TokenRow;
+    user: UserRow;
+}
+
 export class TokenService {
     readonly #server: Server;
+    // Every authenticated request looks its token up: kept until a token or a user is written.
+    readonly #byHash: ReadCache<TokenOwner | undefined>;
 
     constructor(server: Server) {
         this.#server = server;
+        this.#byHash = readCache(server, ['access_tokens', 'users']);
     }
 
     async create(user: UserRow, name: string, scopes: string[]): Promise<NewToken> {
@@ -104,16 +113,21 @@ export class TokenService {
     }
 
     /** The token's record and its user, or undefined for a token that does not exist. */
-    async find(token: string): Promise<{ token: TokenRow; user: UserRow } | undefined> {
+    async find(token: string): Promise<TokenOwner | undefined> {
         if (!/^[0-9a-f]{40}$/i.test(token)) {
             return undefined;
         }
 
-        // One query for the token and its user: this runs on every authenticated request.
+        const hash = sha256Hex(token.toLowerCase());
+        return await this.#byHash.get(hash, async () => await this.#lookUp(hash));
+    }
+
+    /** One query for the token and its user; the result is shared by the requests that present the token. */
+    async #lookUp(hash: string): Promise<TokenOwner | undefined> {
         const row = await this.#server.app
             .knex('access_tokens')
             .join('users', 'users.id', 'access_tokens.uid')
-            .where({ 'access_tokens.token_hash': sha256Hex(token.toLowerCase()) })
+            .where({ 'access_tokens.token_hash': hash })
             .first(
                 'users.*',
                 'access_tokens.id as token_id',

@@ -4,7 +4,9 @@ import type { Knex } from 'knex';
 import { now, whereContains } from '../../../lib/database.ts';
 import { BadRequestError, NotFoundError, RenamedError, ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
+import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
+import { type ApiUser, toApiUser } from './format.ts';
 import { isValidEmail, userNameProblem, VISIBILITIES, type Visibility } from './names.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.ts';
 
@@ -132,6 +134,31 @@ export interface UserSearch {
     order?: string;
 }
 
+const SEARCH_FIELDS: Array<keyof UserSearch> = [
+    'q',
+    'login_name',
+    'source_id',
+    'visibility',
+    'is_active',
+    'is_admin',
+    'is_restricted',
+    'is_2fa_enabled',
+    'is_prohibit_login',
+    'sort',
+    'order',
+];
+
+export interface UserPage {
+    rows: UserRow[];
+    total: number;
+}
+
+/** A page as a viewer sees it: Gitea's User (or Organization) objects, with how many match in all. */
+export interface ApiPage<T> {
+    items: T[];
+    total: number;
+}
+
 const SORT_COLUMNS: Record<string, string> = { name: 'lower_name', created: 'created_at', updated: 'updated_at', id: 'id' };
 
 /** Things other parts of the system own that block or follow a user's deletion (repositories, packages...). */
@@ -165,9 +192,11 @@ export function registerOwnedThings(things: OwnedThings): void {
 
 export class UserService {
     readonly #server: Server;
+    readonly #searches: ReadCache<ApiPage<ApiUser>>;
 
     constructor(server: Server) {
         this.#server = server;
+        this.#searches = readCache(server, ['users']);
     }
 
     get #knex(): Knex {
@@ -465,8 +494,25 @@ export class UserService {
         await trx('org_users').where({ uid: user.id }).delete();
     }
 
-    async search(filters: UserSearch, paging: Paging, type: number = USER_TYPE.individual): Promise<{ rows: UserRow[]; total: number }> {
-        const query = this.#knex('users').where({ type });
+    /** A page of the users matching every filter given, as the viewer sees them; kept in memory until a user is written. */
+    async search(filters: UserSearch, paging: Paging, viewer: UserRow): Promise<ApiPage<ApiUser>> {
+        // What a user shows depends on the viewer only through its id and administrator flag.
+        const key = JSON.stringify([
+            viewer.id,
+            viewer.is_admin,
+            paging.limit,
+            paging.offset,
+            ...SEARCH_FIELDS.map((field) => filters[field] ?? null),
+        ]);
+        return await this.#searches.get(key, async () => {
+            const { rows, total } = await this.#search(filters, paging);
+            const { publicUrl } = this.#server.app.config;
+            return { items: rows.map((user) => toApiUser(user, viewer, publicUrl)), total };
+        });
+    }
+
+    async #search(filters: UserSearch, paging: Paging): Promise<UserPage> {
+        const query = this.#knex('users').where({ type: USER_TYPE.individual });
         if (filters.q) {
             whereContains(query, ['lower_name', 'full_name', 'email'], filters.q);
         }

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
+import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { toUserRow, USER_TYPE, type UserRow } from '../identity/user-service.ts';
 import type { IssueRow } from '../issue/format.ts';
@@ -121,11 +122,19 @@ async function byIds<T>(
 }
 
 /** Notification threads: one per user and issue, made and refreshed by issue activity, read by their user. */
+export interface ThreadPage {
+    threads: ApiNotificationThread[];
+    total: number;
+}
+
 export class NotificationService {
     readonly #server: Server;
+    // A page names threads, their issues, repositories and owners: kept until one of those tables is written.
+    readonly #pages: ReadCache<ThreadPage>;
 
     constructor(server: Server) {
         this.#server = server;
+        this.#pages = readCache(server, ['notifications', 'issues', 'repositories', 'users']);
     }
 
     get #knex(): Knex {
@@ -227,8 +236,18 @@ export class NotificationService {
         return query;
     }
 
+    /** A page of the caller's threads as Gitea shows them, with how many match in all. */
+    async page(user: UserRow, filter: ThreadFilter, paging: Paging): Promise<ThreadPage> {
+        // What a thread shows depends on the viewer only through its id and administrator flag.
+        const key = JSON.stringify([user.id, user.is_admin, filter, paging.limit, paging.offset]);
+        return await this.#pages.get(key, async () => {
+            const { rows, total } = await this.#list(user, filter, paging);
+            return { threads: await this.toApiThreads(rows, user), total };
+        });
+    }
+
     /** The caller's threads, newest first. */
-    async list(user: UserRow, filter: ThreadFilter, paging: Paging): Promise<{ rows: NotificationRow[]; total: number }> {
+    async #list(user: UserRow, filter: ThreadFilter, paging: Paging): Promise<{ rows: NotificationRow[]; total: number }> {
         const query = this.#filtered(user, filter);
         const total = Number((await query.clone().count({ count: '*' }).first())?.count ?? 0);
         const rows = await query

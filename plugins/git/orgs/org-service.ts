@@ -4,9 +4,20 @@ import type { Knex } from 'knex';
 import { now } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
+import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { isValidEmail } from '../identity/names.ts';
-import { countOwnedThings, toUserRow, USER_TYPE, type UserRow, users, visibilityValue } from '../identity/user-service.ts';
+import { type ApiOrganization, toApiOrganization } from '../identity/format.ts';
+import {
+    type ApiPage,
+    countOwnedThings,
+    toUserRow,
+    USER_TYPE,
+    type UserPage,
+    type UserRow,
+    users,
+    visibilityValue,
+} from '../identity/user-service.ts';
 
 export interface CreateOrgInput {
     username: string;
@@ -26,9 +37,11 @@ const VISIBILITY = { public: 0, limited: 1, private: 2 } as const;
 /** Organisations: rows of `users` with type 1, an Owners team, and memberships. */
 export class OrganizationService {
     readonly #server: Server;
+    readonly #pages: ReadCache<ApiPage<ApiOrganization>>;
 
     constructor(server: Server) {
         this.#server = server;
+        this.#pages = readCache(server, ['users', 'org_users']);
     }
 
     get #knex(): Knex {
@@ -173,13 +186,28 @@ export class OrganizationService {
         await this.#knex('users').where({ id: org.id }).delete();
     }
 
-    /** Organisations the viewer may see: all for administrators; otherwise public, limited when signed in, and their own. */
-    async list(viewer: UserRow | undefined, paging: Paging, all = false): Promise<{ rows: UserRow[]; total: number }> {
+    /**
+     * Organisations the viewer may see, by name: all for administrators; otherwise public, limited when signed in,
+     * and their own. Kept in memory until a user or a membership is written.
+     */
+    async list(viewer: UserRow | undefined, paging: Paging, all = false): Promise<ApiPage<ApiOrganization>> {
+        const seesAll = all || viewer?.is_admin === true;
+        // An organisation shows its e-mail address to signed-in callers only.
+        const key = JSON.stringify([seesAll, viewer?.id ?? null, paging.limit, paging.offset]);
+        return await this.#pages.get(key, async () => {
+            const { rows, total } = await this.#list(seesAll ? undefined : (viewer ?? null), paging);
+            const { publicUrl } = this.#server.app.config;
+            return { items: rows.map((org) => toApiOrganization(org, viewer, publicUrl)), total };
+        });
+    }
+
+    /** `viewer` undefined: every organisation; null: an anonymous caller's. */
+    async #list(viewer: UserRow | null | undefined, paging: Paging): Promise<UserPage> {
         const query = this.#knex('users').where({ type: USER_TYPE.organization });
-        if (!all && !viewer?.is_admin) {
+        if (viewer !== undefined) {
             query.where((where) => {
                 where.where('visibility', VISIBILITY.public);
-                if (viewer) {
+                if (viewer !== null) {
                     where
                         .orWhere('visibility', VISIBILITY.limited)
                         .orWhereIn('id', this.#knex('org_users').where({ uid: viewer.id }).select('org_id'));

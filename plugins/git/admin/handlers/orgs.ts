@@ -10,9 +10,8 @@ export const adminGetAllOrgs: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
     const viewer = signedInUser(request);
     const { publicUrl } = request.server.app.config;
-    const { rows, total } = await organizations(request.server).list(viewer, paging, true);
-    const body = rows.map((org) => toApiOrganization(org, viewer, publicUrl));
-    return setPagingHeaders(request, h.response(body), publicUrl, { total, paging });
+    const { items, total } = await organizations(request.server).list(viewer, paging, true);
+    return setPagingHeaders(request, h.response(items), publicUrl, { total, paging });
 };
 
 export const adminCreateOrg: Lifecycle.Method = async (request, h) => {

@@ -28,10 +28,8 @@ function publicUrl(request: Request): string {
 
 export const adminSearchUsers: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
-    const { rows, total } = await users(request.server).search(searchFilters(request.query), paging);
-    const viewer = signedInUser(request);
-    const body = rows.map((user) => toApiUser(user, viewer, publicUrl(request)));
-    return setPagingHeaders(request, h.response(body), publicUrl(request), { total, paging });
+    const { items, total } = await users(request.server).search(searchFilters(request.query), paging, signedInUser(request));
+    return setPagingHeaders(request, h.response(items), publicUrl(request), { total, paging });
 };
 
 export const adminCreateUser: Lifecycle.Method = async (request, h) => {

@@ -59,10 +59,8 @@ export const notifyGetList: Lifecycle.Method = async (request, h) => {
         since: epoch(query.since),
         before: epoch(query.before),
     };
-    const service = notifications(request.server);
-    const { rows, total } = await service.list(user, filter, paging);
-    const body = await service.toApiThreads(rows, user);
-    return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total, paging });
+    const { threads, total } = await notifications(request.server).page(user, filter, paging);
+    return setPagingHeaders(request, h.response(threads), request.server.app.config.publicUrl, { total, paging });
 };
 
 export const notifyReadList: Lifecycle.Method = async (request, h) => {

@@ -9,9 +9,8 @@ export const orgGetAll: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
     const viewer = credentialsOf(request)?.user;
     const { publicUrl } = request.server.app.config;
-    const { rows, total } = await organizations(request.server).list(viewer, paging);
-    const body = rows.map((org) => toApiOrganization(org, viewer, publicUrl));
-    return setPagingHeaders(request, h.response(body), publicUrl, { total, paging });
+    const { items, total } = await organizations(request.server).list(viewer, paging);
+    return setPagingHeaders(request, h.response(items), publicUrl, { total, paging });
 };
 
 export const orgCreate: Lifecycle.Method = async (request, h) => {
