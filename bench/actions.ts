@@ -6,10 +6,13 @@ import {
     type BareComparison,
     type BenchFigure,
     benchDatabase,
+    cacheNote,
     compareWithBareRoute,
     comparisonFigure,
+    type LoadResult,
     seedAdmin,
     startGatehouse,
+    uncachedLoad,
 } from './harness.ts';
 
 const RUNS = 10_000;
@@ -55,11 +58,11 @@ async function seed(knex: Knex): Promise<string> {
     return admin.token;
 }
 
-function figure(name: string, comparison: BareComparison): BenchFigure {
+function figure(name: string, comparison: BareComparison, uncached: LoadResult): BenchFigure {
     return comparisonFigure(name, comparison, {
         target: '>= 0.5',
         met: comparison.ratio >= 0.5,
-        notes: `${RUNS} runs over 10 repositories, page of 30 with status=completed, ${CONNECTIONS} connections`,
+        notes: `${RUNS} runs over 10 repositories, page of 30 with status=completed, ${CONNECTIONS} connections; ${cacheNote(comparison, uncached)}`,
     });
 }
 
@@ -70,9 +73,11 @@ export async function benchActions(kind: 'sqlite' | 'mysql'): Promise<BenchFigur
     const knex = knexFactory(knexConfig(database.url));
     try {
         const token = await seed(knex);
-        const url = `http://127.0.0.1:${gatehouse.port}/api/v1/admin/actions/runs?status=completed&page=2`;
-        const comparison = await compareWithBareRoute(url, { authorization: `token ${token}` }, CONNECTIONS);
-        return figure(`GET /api/v1/admin/actions/runs?status=completed (${database.label})`, comparison);
+        const path = '/api/v1/admin/actions/runs?status=completed&page=2';
+        const headers = { authorization: `token ${token}` };
+        const comparison = await compareWithBareRoute(`http://127.0.0.1:${gatehouse.port}${path}`, headers, CONNECTIONS);
+        const uncached = await uncachedLoad(database.url, path, headers, CONNECTIONS);
+        return figure(`GET /api/v1/admin/actions/runs?status=completed (${database.label})`, comparison, uncached);
     } finally {
         await knex.destroy();
         await gatehouse.stop();

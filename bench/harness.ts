@@ -323,6 +323,40 @@ export async function compareWithBareRoute(
     }
 }
 
+/**
+ * The same request against a second Gatehouse on the same database with its read caches off, so that every request
+ * does all its database work: the figure a cache miss costs, reported beside the warm one.
+ */
+export async function uncachedLoad(
+    databaseUrl: string,
+    path: string,
+    headers: Record<string, string>,
+    connections = CONNECTIONS,
+): Promise<LoadResult> {
+    const uncached = await startGatehouse({ DATABASE_URL: databaseUrl, READ_CACHE_ENTRIES: '0' });
+    try {
+        const url = `http://127.0.0.1:${uncached.port}${path}`;
+        await load({ url, headers, connections, seconds: 2 });
+        const result = await load({ url, headers, connections });
+        if (result.errors > 0 || result.non2xx > 0) {
+            throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx answers`);
+        }
+
+        return result;
+    } finally {
+        await uncached.stop();
+    }
+}
+
+/** The note that says what the warm figure is, and what the same request costs with the caches off. */
+export function cacheNote(comparison: BareComparison, uncached: LoadResult): string {
+    const ratio = uncached.requestsPerSecond / comparison.baseline.requestsPerSecond;
+    return (
+        'warm: after the first request the page comes from the read cache, the write counters checked on every request; ' +
+        `with READ_CACHE_ENTRIES=0 (every request reads the database): ${describeLoad(uncached)}, ratio ${ratio.toFixed(2)}`
+    );
+}
+
 /** How a load reads in RESULTS.md. */
 export function describeLoad(result: LoadResult): string {
     return `${result.requestsPerSecond.toFixed(0)} req/s (p50 ${result.p50} ms, p99 ${result.p99} ms)`;
