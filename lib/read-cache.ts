@@ -22,6 +22,18 @@ interface SqliteDatabase {
 type SqliteOpen = new (filename: string, options: { fileMustExist: boolean }) => SqliteDatabase;
 
 const VERSIONS_SQL = 'SELECT name, version FROM data_versions';
+const READ_ONLY_SQL = /^\s*(select|with|pragma|show|explain)\b/i;
+
+/**
+ * The counters as one read found them, and how many writes this process had issued before that read. A request
+ * keeps the snapshot its authentication took and reuses it while the process issues no write: the read started
+ * after the request arrived, so it holds every write committed before then, and any write since, the request's
+ * own included, forces a new read.
+ */
+export interface VersionSnapshot {
+    readonly versions: Versions;
+    readonly localWrites: number;
+}
 
 /**
  * On SQLite the counters are read through a connection of their own, synchronously: knex's one connection
@@ -75,10 +87,33 @@ export class DataVersions {
     #nextSqliteRead: Promise<Versions> | undefined;
     #inFlight: Promise<Versions> | undefined;
     #next: Promise<Versions> | undefined;
+    #localWrites = 0;
+    #counting = false;
+    // Every statement this process sends that may write (BEGIN and COMMIT included) makes snapshots stale.
+    readonly #countWrite = (query: { sql?: string }) => {
+        if (!READ_ONLY_SQL.test(query.sql ?? '')) {
+            this.#localWrites += 1;
+        }
+    };
 
     constructor(knex: Knex) {
         this.#knex = knex;
         this.#sqliteFile = sqliteFile(knex);
+    }
+
+    async snapshot(): Promise<VersionSnapshot> {
+        if (!this.#counting) {
+            this.#knex.on('query', this.#countWrite);
+            this.#counting = true;
+        }
+
+        const localWrites = this.#localWrites;
+        return { versions: await this.current(), localWrites };
+    }
+
+    /** The snapshot's counters while this process has issued no write since it was taken; otherwise a new read. */
+    async since(snapshot: VersionSnapshot | undefined): Promise<Versions> {
+        return snapshot && this.#counting && snapshot.localWrites === this.#localWrites ? snapshot.versions : await this.current();
     }
 
     current(): Promise<Versions> {
@@ -125,6 +160,10 @@ export class DataVersions {
 
     /** Closes SQLite's own connection; a server started again opens it again. */
     close(): void {
+        this.#knex.off('query', this.#countWrite);
+        this.#counting = false;
+        // Snapshots taken before a stop are never reused after a start.
+        this.#localWrites += 1;
         this.#sqlite?.close();
         this.#sqlite = undefined;
     }
@@ -163,12 +202,13 @@ export class ReadCache<T> {
         this.#capacity = capacity;
     }
 
-    async get(key: string, load: () => Promise<T>): Promise<T> {
+    /** `asOf`: the snapshot of the request asking, reused while this process has written nothing since. */
+    async get(key: string, load: () => Promise<T>, asOf?: VersionSnapshot): Promise<T> {
         if (this.#capacity === 0) {
             return await load();
         }
 
-        const stamp = this.#stamp(await this.#versions.current());
+        const stamp = this.#stamp(await this.#versions.since(asOf));
         const cached = this.#entries.get(key);
         if (cached) {
             this.#entries.delete(key);

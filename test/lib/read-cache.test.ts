@@ -252,6 +252,22 @@ describe('ReadCache', () => {
         expect(calls.count).to.equal(2);
     });
 
+    it("reuses a request's snapshot of the counters until this process writes, its own writes included", async () => {
+        const shared = versions();
+        const asOf = await shared.snapshot();
+        expect(await shared.since(asOf)).to.shallow.equal(asOf.versions);
+
+        await testServer.database.knex('users').where({ lower_name: 'bump' }).update({ full_name: 'Written after the snapshot' });
+        const after = await shared.since(asOf);
+        expect(after).to.not.shallow.equal(asOf.versions);
+        expect(Number(after.get('users'))).to.be.above(Number(asOf.versions.get('users')));
+
+        const cache = new ReadCache<string>(shared, ['users'], 10);
+        await cache.get('k', async () => 'loaded under the snapshot', await shared.snapshot());
+        await testServer.database.knex('users').where({ lower_name: 'bump' }).update({ full_name: 'Written again' });
+        expect(await cache.get('k', async () => 'loaded after the write', asOf)).to.equal('loaded after the write');
+    });
+
     it('does not keep what it loaded while a write landed: the next caller loads again', async () => {
         const cache = new ReadCache<string>(versions(), ['users'], 10);
         const racing = async () => {

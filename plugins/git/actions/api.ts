@@ -2,7 +2,7 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../lib/paging.ts';
-import { signedInUser } from '../identity/auth.ts';
+import { readsAsOf, signedInUser } from '../identity/auth.ts';
 import { type RunnerScope, runners, toApiRunner } from './runner-service.ts';
 import { type RunScope, runs } from './run-service.ts';
 import { statusFilter } from './status.ts';
@@ -57,7 +57,7 @@ export async function runList(request: Request, h: ResponseToolkit, scope: RunSc
         actor: query.actor,
         headSha: query.head_sha,
     };
-    const page = await service.runPage(scope, filters, paging, signedInUser(request));
+    const page = await service.runPage(scope, filters, paging, signedInUser(request), readsAsOf(request));
     const body = { workflow_runs: page.runs, total_count: page.total };
     return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total: page.total, paging });
 }

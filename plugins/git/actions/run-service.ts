@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
@@ -224,13 +224,23 @@ export class RunService {
     }
 
     /** A page of runs as Gitea shows them, newest first, with how many match in all. */
-    async runPage(scope: RunScope | undefined, filters: RunFilters, paging: Paging, viewer: UserRow): Promise<RunPage> {
+    async runPage(
+        scope: RunScope | undefined,
+        filters: RunFilters,
+        paging: Paging,
+        viewer: UserRow,
+        asOf?: VersionSnapshot,
+    ): Promise<RunPage> {
         // What a run shows depends on the viewer only through its id and administrator flag.
         const key = JSON.stringify([scope ?? null, filters, paging.limit, paging.offset, viewer.id, viewer.is_admin]);
-        return await this.#runPages.get(key, async () => {
-            const { rows, total } = await this.#listRuns(scope, filters, paging);
-            return { runs: await this.#toApiRuns(rows, viewer), total };
-        });
+        return await this.#runPages.get(
+            key,
+            async () => {
+                const { rows, total } = await this.#listRuns(scope, filters, paging);
+                return { runs: await this.#toApiRuns(rows, viewer), total };
+            },
+            asOf,
+        );
     }
 
     async #listRuns(scope: RunScope | undefined, filters: RunFilters, paging: Paging): Promise<{ rows: RunRow[]; total: number }> {

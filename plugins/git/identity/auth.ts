@@ -2,6 +2,7 @@ import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
 
 import { BareForbiddenError, ForbiddenError, NotFoundError } from '../../../lib/errors.ts';
+import type { VersionSnapshot } from '../../../lib/read-cache.ts';
 import { tokens, tokenGrants, type ScopeCategory, type TokenRow } from './token-service.ts';
 import { users, USER_TYPE, type UserRow } from './user-service.ts';
 import { verifyPassword } from './passwords.ts';
@@ -13,6 +14,8 @@ export interface GitCredentials {
     user: UserRow;
     doer: UserRow;
     token?: TokenRow;
+    /** The write counters authentication checked, for the request's cached reads (lib/read-cache.ts). */
+    asOf?: VersionSnapshot;
     [key: string]: unknown;
 }
 
@@ -56,7 +59,10 @@ function presentedCredential(request: Request): PresentedCredential | undefined 
     return typeof fromQuery === 'string' && fromQuery !== '' ? { token: fromQuery } : undefined;
 }
 
-async function signIn(server: Server, presented: PresentedCredential): Promise<{ user: UserRow; token?: TokenRow }> {
+async function signIn(
+    server: Server,
+    presented: PresentedCredential,
+): Promise<{ user: UserRow; token?: TokenRow; asOf?: VersionSnapshot }> {
     if (presented.token !== undefined) {
         const found = await tokens(server).find(presented.token);
         if (!found) {
@@ -117,9 +123,9 @@ export function registerGitAuth(server: Server): void {
                 throw Boom.unauthorized(INVALID_CREDENTIALS);
             }
 
-            const { user: doer, token } = await signIn(request.server, presented);
+            const { user: doer, token, asOf } = await signIn(request.server, presented);
             const user = await applySudo(request, doer);
-            const credentials: GitCredentials = { user, doer, token };
+            const credentials: GitCredentials = { user, doer, token, asOf };
             return h.authenticated({ credentials });
         },
     }));
@@ -128,6 +134,11 @@ export function registerGitAuth(server: Server): void {
 
 export function credentialsOf(request: Request): GitCredentials | undefined {
     return request.auth.isAuthenticated ? (request.auth.credentials as GitCredentials) : undefined;
+}
+
+/** The request's view of the database for cached reads: what its authentication checked, if a token signed it in. */
+export function readsAsOf(request: Request): VersionSnapshot | undefined {
+    return credentialsOf(request)?.asOf;
 }
 
 /** The signed-in user of a route that demands one (the access check has already refused anonymous callers). */

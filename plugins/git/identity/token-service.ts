@@ -5,7 +5,7 @@ import type { Server } from '@hapi/hapi';
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
-import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
+import { dataVersions, readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { toUserRow, type UserRow } from './user-service.ts';
 
@@ -77,6 +77,11 @@ export interface TokenOwner {
     user: UserRow;
 }
 
+/** A token's owner, with the write counters the look-up checked: the request's view of the database. */
+export interface FoundToken extends TokenOwner {
+    asOf: VersionSnapshot;
+}
+
 export class TokenService {
     readonly #server: Server;
     // Every authenticated request looks its token up: kept until a token or a user is written.
@@ -113,13 +118,15 @@ export class TokenService {
     }
 
     /** The token's record and its user, or undefined for a token that does not exist. */
-    async find(token: string): Promise<TokenOwner | undefined> {
+    async find(token: string): Promise<FoundToken | undefined> {
         if (!/^[0-9a-f]{40}$/i.test(token)) {
             return undefined;
         }
 
         const hash = sha256Hex(token.toLowerCase());
-        return await this.#byHash.get(hash, async () => await this.#lookUp(hash));
+        const asOf = await dataVersions(this.#server).snapshot();
+        const owner = await this.#byHash.get(hash, async () => await this.#lookUp(hash), asOf);
+        return owner && { ...owner, asOf };
     }
 
     /** One query for the token and its user; the result is shared by the requests that present the token. */

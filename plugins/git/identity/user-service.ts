@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { now, whereContains } from '../../../lib/database.ts';
 import { BadRequestError, NotFoundError, RenamedError, ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from './format.ts';
 import { isValidEmail, userNameProblem, VISIBILITIES, type Visibility } from './names.ts';
@@ -495,7 +495,7 @@ export class UserService {
     }
 
     /** A page of the users matching every filter given, as the viewer sees them; kept in memory until a user is written. */
-    async search(filters: UserSearch, paging: Paging, viewer: UserRow): Promise<ApiPage<ApiUser>> {
+    async search(filters: UserSearch, paging: Paging, viewer: UserRow, asOf?: VersionSnapshot): Promise<ApiPage<ApiUser>> {
         // What a user shows depends on the viewer only through its id and administrator flag.
         const key = JSON.stringify([
             viewer.id,
@@ -504,11 +504,15 @@ export class UserService {
             paging.offset,
             ...SEARCH_FIELDS.map((field) => filters[field] ?? null),
         ]);
-        return await this.#searches.get(key, async () => {
-            const { rows, total } = await this.#search(filters, paging);
-            const { publicUrl } = this.#server.app.config;
-            return { items: rows.map((user) => toApiUser(user, viewer, publicUrl)), total };
-        });
+        return await this.#searches.get(
+            key,
+            async () => {
+                const { rows, total } = await this.#search(filters, paging);
+                const { publicUrl } = this.#server.app.config;
+                return { items: rows.map((user) => toApiUser(user, viewer, publicUrl)), total };
+            },
+            asOf,
+        );
     }
 
     async #search(filters: UserSearch, paging: Paging): Promise<UserPage> {

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { toUserRow, USER_TYPE, type UserRow } from '../identity/user-service.ts';
 import type { IssueRow } from '../issue/format.ts';
@@ -237,13 +237,17 @@ export class NotificationService {
     }
 
     /** A page of the caller's threads as Gitea shows them, with how many match in all. */
-    async page(user: UserRow, filter: ThreadFilter, paging: Paging): Promise<ThreadPage> {
+    async page(user: UserRow, filter: ThreadFilter, paging: Paging, asOf?: VersionSnapshot): Promise<ThreadPage> {
         // What a thread shows depends on the viewer only through its id and administrator flag.
         const key = JSON.stringify([user.id, user.is_admin, filter, paging.limit, paging.offset]);
-        return await this.#pages.get(key, async () => {
-            const { rows, total } = await this.#list(user, filter, paging);
-            return { threads: await this.toApiThreads(rows, user), total };
-        });
+        return await this.#pages.get(
+            key,
+            async () => {
+                const { rows, total } = await this.#list(user, filter, paging);
+                return { threads: await this.toApiThreads(rows, user), total };
+            },
+            asOf,
+        );
     }
 
     /** The caller's threads, newest first. */

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { now } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { readCache, type ReadCache } from '../../../lib/read-cache.ts';
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { isValidEmail } from '../identity/names.ts';
 import { type ApiOrganization, toApiOrganization } from '../identity/format.ts';
@@ -190,15 +190,19 @@ export class OrganizationService {
      * Organisations the viewer may see, by name: all for administrators; otherwise public, limited when signed in,
      * and their own. Kept in memory until a user or a membership is written.
      */
-    async list(viewer: UserRow | undefined, paging: Paging, all = false): Promise<ApiPage<ApiOrganization>> {
+    async list(viewer: UserRow | undefined, paging: Paging, all = false, asOf?: VersionSnapshot): Promise<ApiPage<ApiOrganization>> {
         const seesAll = all || viewer?.is_admin === true;
         // An organisation shows its e-mail address to signed-in callers only.
         const key = JSON.stringify([seesAll, viewer?.id ?? null, paging.limit, paging.offset]);
-        return await this.#pages.get(key, async () => {
-            const { rows, total } = await this.#list(seesAll ? undefined : (viewer ?? null), paging);
-            const { publicUrl } = this.#server.app.config;
-            return { items: rows.map((org) => toApiOrganization(org, viewer, publicUrl)), total };
-        });
+        return await this.#pages.get(
+            key,
+            async () => {
+                const { rows, total } = await this.#list(seesAll ? undefined : (viewer ?? null), paging);
+                const { publicUrl } = this.#server.app.config;
+                return { items: rows.map((org) => toApiOrganization(org, viewer, publicUrl)), total };
+            },
+            asOf,
+        );
     }
 
     /** `viewer` undefined: every organisation; null: an anonymous caller's. */

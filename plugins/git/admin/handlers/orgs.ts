@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { signedInUser } from '../../identity/auth.ts';
+import { readsAsOf, signedInUser } from '../../identity/auth.ts';
 import { toApiOrganization } from '../../identity/format.ts';
 import { USER_TYPE, users } from '../../identity/user-service.ts';
 import { type CreateOrgInput, organizations } from '../../orgs/org-service.ts';
@@ -10,7 +10,7 @@ export const adminGetAllOrgs: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
     const viewer = signedInUser(request);
     const { publicUrl } = request.server.app.config;
-    const { items, total } = await organizations(request.server).list(viewer, paging, true);
+    const { items, total } = await organizations(request.server).list(viewer, paging, true, readsAsOf(request));
     return setPagingHeaders(request, h.response(items), publicUrl, { total, paging });
 };
 

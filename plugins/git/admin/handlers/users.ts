@@ -2,7 +2,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { signedInUser } from '../../identity/auth.ts';
+import { readsAsOf, signedInUser } from '../../identity/auth.ts';
 import { toApiUser } from '../../identity/format.ts';
 import { type CreateUserInput, type EditUserInput, USER_TYPE, type UserSearch, users } from '../../identity/user-service.ts';
 
@@ -28,7 +28,12 @@ function publicUrl(request: Request): string {
 
 export const adminSearchUsers: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
-    const { items, total } = await users(request.server).search(searchFilters(request.query), paging, signedInUser(request));
+    const { items, total } = await users(request.server).search(
+        searchFilters(request.query),
+        paging,
+        signedInUser(request),
+        readsAsOf(request),
+    );
     return setPagingHeaders(request, h.response(items), publicUrl(request), { total, paging });
 };
 

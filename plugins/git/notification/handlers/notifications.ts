@@ -2,7 +2,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { now } from '../../../../lib/database.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { signedInUser } from '../../identity/auth.ts';
+import { readsAsOf, signedInUser } from '../../identity/auth.ts';
 import { notifications, sourceValues, STATUS, statusValues, type ThreadFilter } from '../notification-service.ts';
 
 interface ListQuery {
@@ -59,7 +59,7 @@ export const notifyGetList: Lifecycle.Method = async (request, h) => {
         since: epoch(query.since),
         before: epoch(query.before),
     };
-    const { threads, total } = await notifications(request.server).page(user, filter, paging);
+    const { threads, total } = await notifications(request.server).page(user, filter, paging, readsAsOf(request));
     return setPagingHeaders(request, h.response(threads), request.server.app.config.publicUrl, { total, paging });
 };
 

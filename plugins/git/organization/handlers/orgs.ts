@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { credentialsOf, signedInUser } from '../../identity/auth.ts';
+import { credentialsOf, readsAsOf, signedInUser } from '../../identity/auth.ts';
 import { toApiOrganization } from '../../identity/format.ts';
 import { type CreateOrgInput, type EditOrgInput, organizations } from '../../orgs/org-service.ts';
 
@@ -9,7 +9,7 @@ export const orgGetAll: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
     const viewer = credentialsOf(request)?.user;
     const { publicUrl } = request.server.app.config;
-    const { items, total } = await organizations(request.server).list(viewer, paging);
+    const { items, total } = await organizations(request.server).list(viewer, paging, false, readsAsOf(request));
     return setPagingHeaders(request, h.response(items), publicUrl, { total, paging });
 };
 
