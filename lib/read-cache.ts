@@ -202,6 +202,11 @@ export class ReadCache<T> {
         this.#capacity = capacity;
     }
 
+    /** The counters for a request to carry to its later cached reads; none while the caches are off. */
+    async snapshot(): Promise<VersionSnapshot | undefined> {
+        return this.#capacity === 0 ? undefined : await this.#versions.snapshot();
+    }
+
     /** `asOf`: the snapshot of the request asking, reused while this process has written nothing since. */
     async get(key: string, load: () => Promise<T>, asOf?: VersionSnapshot): Promise<T> {
         if (this.#capacity === 0) {

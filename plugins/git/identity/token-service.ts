@@ -5,7 +5,7 @@ import type { Server } from '@hapi/hapi';
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
-import { dataVersions, readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { toUserRow, type UserRow } from './user-service.ts';
 
@@ -79,7 +79,7 @@ export interface TokenOwner {
 
 /** A token's owner, with the write counters the look-up checked: the request's view of the database. */
 export interface FoundToken extends TokenOwner {
-    asOf: VersionSnapshot;
+    asOf?: VersionSnapshot;
 }
 
 export class TokenService {
@@ -124,7 +124,7 @@ export class TokenService {
         }
 
         const hash = sha256Hex(token.toLowerCase());
-        const asOf = await dataVersions(this.#server).snapshot();
+        const asOf = await this.#byHash.snapshot();
         const owner = await this.#byHash.get(hash, async () => await this.#lookUp(hash), asOf);
         return owner && { ...owner, asOf };
     }
