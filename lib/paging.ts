@@ -9,6 +9,12 @@ export interface Paging {
     offset: number;
 }
 
+/** One page of a list as the API shows it, with how many items match in all. */
+export interface Page<T> {
+    items: T[];
+    total: number;
+}
+
 /** Gitea's rules: page below 1 or not a number is 1; limit missing, below 1 or not a number is 30; above 50 is 50. */
 export function parsePaging(query: Record<string, unknown>): Paging {
     const page = Math.max(1, toInteger(query.page) ?? 1);

@@ -58,7 +58,7 @@ export async function runList(request: Request, h: ResponseToolkit, scope: RunSc
         headSha: query.head_sha,
     };
     const page = await service.runPage(scope, filters, paging, signedInUser(request), readsAsOf(request));
-    const body = { workflow_runs: page.runs, total_count: page.total };
+    const body = { workflow_runs: page.items, total_count: page.total };
     return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total: page.total, paging });
 }
 

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
-import type { Paging } from '../../../lib/paging.ts';
+import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
@@ -109,15 +109,10 @@ interface Related {
 }
 
 /** Workflow runs and their jobs, as Gitea stores them, listed per scope with the API's filters. */
-export interface RunPage {
-    runs: object[];
-    total: number;
-}
-
 export class RunService {
     readonly #server: Server;
     // A page of runs names their repositories, owners and actors: kept until one of those tables is written.
-    readonly #runPages: ReadCache<RunPage>;
+    readonly #runPages: ReadCache<Page<object>>;
 
     constructor(server: Server) {
         this.#server = server;
@@ -230,14 +225,14 @@ export class RunService {
         paging: Paging,
         viewer: UserRow,
         asOf?: VersionSnapshot,
-    ): Promise<RunPage> {
+    ): Promise<Page<object>> {
         // What a run shows depends on the viewer only through its id and administrator flag.
         const key = JSON.stringify([scope ?? null, filters, paging.limit, paging.offset, viewer.id, viewer.is_admin]);
         return await this.#runPages.get(
             key,
             async () => {
                 const { rows, total } = await this.#listRuns(scope, filters, paging);
-                return { runs: await this.#toApiRuns(rows, viewer), total };
+                return { items: await this.#toApiRuns(rows, viewer), total };
             },
             asOf,
         );

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 
 import { now, whereContains } from '../../../lib/database.ts';
 import { BadRequestError, NotFoundError, RenamedError, ValidationError } from '../../../lib/errors.ts';
-import type { Paging } from '../../../lib/paging.ts';
+import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from './format.ts';
@@ -153,12 +153,6 @@ export interface UserPage {
     total: number;
 }
 
-/** A page as a viewer sees it: Gitea's User (or Organization) objects, with how many match in all. */
-export interface ApiPage<T> {
-    items: T[];
-    total: number;
-}
-
 const SORT_COLUMNS: Record<string, string> = { name: 'lower_name', created: 'created_at', updated: 'updated_at', id: 'id' };
 
 /** Things other parts of the system own that block or follow a user's deletion (repositories, packages...). */
@@ -192,7 +186,7 @@ export function registerOwnedThings(things: OwnedThings): void {
 
 export class UserService {
     readonly #server: Server;
-    readonly #searches: ReadCache<ApiPage<ApiUser>>;
+    readonly #searches: ReadCache<Page<ApiUser>>;
 
     constructor(server: Server) {
         this.#server = server;
@@ -495,7 +489,7 @@ export class UserService {
     }
 
     /** A page of the users matching every filter given, as the viewer sees them; kept in memory until a user is written. */
-    async search(filters: UserSearch, paging: Paging, viewer: UserRow, asOf?: VersionSnapshot): Promise<ApiPage<ApiUser>> {
+    async search(filters: UserSearch, paging: Paging, viewer: UserRow, asOf?: VersionSnapshot): Promise<Page<ApiUser>> {
         // What a user shows depends on the viewer only through its id and administrator flag.
         const key = JSON.stringify([
             viewer.id,

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError } from '../../../lib/errors.ts';
-import type { Paging } from '../../../lib/paging.ts';
+import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { toUserRow, USER_TYPE, type UserRow } from '../identity/user-service.ts';
@@ -122,15 +122,10 @@ async function byIds<T>(
 }
 
 /** Notification threads: one per user and issue, made and refreshed by issue activity, read by their user. */
-export interface ThreadPage {
-    threads: ApiNotificationThread[];
-    total: number;
-}
-
 export class NotificationService {
     readonly #server: Server;
     // A page names threads, their issues, repositories and owners: kept until one of those tables is written.
-    readonly #pages: ReadCache<ThreadPage>;
+    readonly #pages: ReadCache<Page<ApiNotificationThread>>;
 
     constructor(server: Server) {
         this.#server = server;
@@ -237,14 +232,14 @@ export class NotificationService {
     }
 
     /** A page of the caller's threads as Gitea shows them, with how many match in all. */
-    async page(user: UserRow, filter: ThreadFilter, paging: Paging, asOf?: VersionSnapshot): Promise<ThreadPage> {
+    async page(user: UserRow, filter: ThreadFilter, paging: Paging, asOf?: VersionSnapshot): Promise<Page<ApiNotificationThread>> {
         // What a thread shows depends on the viewer only through its id and administrator flag.
         const key = JSON.stringify([user.id, user.is_admin, filter, paging.limit, paging.offset]);
         return await this.#pages.get(
             key,
             async () => {
                 const { rows, total } = await this.#list(user, filter, paging);
-                return { threads: await this.toApiThreads(rows, user), total };
+                return { items: await this.toApiThreads(rows, user), total };
             },
             asOf,
         );

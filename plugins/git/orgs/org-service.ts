@@ -3,21 +3,12 @@ import type { Knex } from 'knex';
 
 import { now } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
-import type { Paging } from '../../../lib/paging.ts';
+import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { isValidEmail } from '../identity/names.ts';
 import { type ApiOrganization, toApiOrganization } from '../identity/format.ts';
-import {
-    type ApiPage,
-    countOwnedThings,
-    toUserRow,
-    USER_TYPE,
-    type UserPage,
-    type UserRow,
-    users,
-    visibilityValue,
-} from '../identity/user-service.ts';
+import { countOwnedThings, toUserRow, USER_TYPE, type UserPage, type UserRow, users, visibilityValue } from '../identity/user-service.ts';
 
 export interface CreateOrgInput {
     username: string;
@@ -37,7 +28,7 @@ const VISIBILITY = { public: 0, limited: 1, private: 2 } as const;
 /** Organisations: rows of `users` with type 1, an Owners team, and memberships. */
 export class OrganizationService {
     readonly #server: Server;
-    readonly #pages: ReadCache<ApiPage<ApiOrganization>>;
+    readonly #pages: ReadCache<Page<ApiOrganization>>;
 
     constructor(server: Server) {
         this.#server = server;
@@ -190,7 +181,7 @@ export class OrganizationService {
      * Organisations the viewer may see, by name: all for administrators; otherwise public, limited when signed in,
      * and their own. Kept in memory until a user or a membership is written.
      */
-    async list(viewer: UserRow | undefined, paging: Paging, all = false, asOf?: VersionSnapshot): Promise<ApiPage<ApiOrganization>> {
+    async list(viewer: UserRow | undefined, paging: Paging, all = false, asOf?: VersionSnapshot): Promise<Page<ApiOrganization>> {
         const seesAll = all || viewer?.is_admin === true;
         // An organisation shows its e-mail address to signed-in callers only.
         const key = JSON.stringify([seesAll, viewer?.id ?? null, paging.limit, paging.offset]);

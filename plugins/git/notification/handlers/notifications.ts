@@ -59,8 +59,8 @@ export const notifyGetList: Lifecycle.Method = async (request, h) => {
         since: epoch(query.since),
         before: epoch(query.before),
     };
-    const { threads, total } = await notifications(request.server).page(user, filter, paging, readsAsOf(request));
-    return setPagingHeaders(request, h.response(threads), request.server.app.config.publicUrl, { total, paging });
+    const { items, total } = await notifications(request.server).page(user, filter, paging, readsAsOf(request));
+    return setPagingHeaders(request, h.response(items), request.server.app.config.publicUrl, { total, paging });
 };
 
 export const notifyReadList: Lifecycle.Method = async (request, h) => {
