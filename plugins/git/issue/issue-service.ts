@@ -4,8 +4,9 @@ import type { Knex } from 'knex';
 import { now } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import { service } from '../../../lib/services.ts';
-import { toUserRow, USER_TYPE, type UserRow, users } from '../identity/user-service.ts';
+import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
 import { notifications } from '../notification/notification-service.ts';
+import { repositoryAccess } from '../repositories/repository-access.ts';
 import { repositories, type RepositoryRow } from '../repositories/repository-service.ts';
 import { webhooks } from '../webhooks/hook-service.ts';
 import { payloadRepository, payloadUser } from '../webhooks/payloads.ts';
@@ -45,7 +46,6 @@ export interface RepositoryAccess {
     canWrite: boolean;
 }
 
-const WRITING_TEAMS = ['owner', 'admin', 'write'];
 const MAX_TITLE_LENGTH = 255;
 
 function isUniqueViolation(error: unknown): boolean {
@@ -74,7 +74,10 @@ export class IssueService {
         };
     }
 
-    /** The repository behind `{owner}/{repo}` as the viewer may see it; a private one they cannot see is a 404. */
+    /**
+     * The repository behind `{owner}/{repo}` as the viewer may see it: one whose owner or whose privacy hides it
+     * from the viewer is a 404, for reads and writes alike.
+     */
     async access(ownerName: string, repositoryName: string, viewer: UserRow | undefined): Promise<RepositoryAccess> {
         const owner = await users(this.#server).resolve(ownerName);
         const repository = await repositories(this.#server).byName(owner, repositoryName);
@@ -82,32 +85,12 @@ export class IssueService {
             throw new NotFoundError();
         }
 
-        const access = { repository, owner, ...(await this.#rights(repository, owner, viewer)) };
-        if (!access.canRead) {
+        const rights = await repositoryAccess(this.#server).rights(viewer, repository, owner);
+        if (!rights.canRead) {
             throw new NotFoundError();
         }
 
-        return access;
-    }
-
-    async #rights(
-        repository: RepositoryRow,
-        owner: UserRow,
-        viewer: UserRow | undefined,
-    ): Promise<{ canRead: boolean; canWrite: boolean }> {
-        if (viewer && (viewer.is_admin || viewer.id === owner.id)) {
-            return { canRead: true, canWrite: true };
-        }
-
-        if (!viewer || owner.type !== USER_TYPE.organization) {
-            return { canRead: !repository.is_private, canWrite: false };
-        }
-
-        const teams: string[] = await this.#knex('team_users')
-            .join('teams', 'teams.id', 'team_users.team_id')
-            .where({ 'team_users.org_id': owner.id, 'team_users.uid': viewer.id })
-            .pluck('teams.authorize');
-        return { canRead: !repository.is_private || teams.length > 0, canWrite: teams.some((team) => WRITING_TEAMS.includes(team)) };
+        return { repository, owner, ...rights };
     }
 
     /** Inside a transaction, pass it: SQLite has one connection, which the transaction holds. */

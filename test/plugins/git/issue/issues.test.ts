@@ -142,3 +142,111 @@ describe('issues: the minimum of Gitea issue API', () => {
         expect((await api.repos.issueCreateComment('iowner', 'public-repo', index, { body: 'hello' })).data.body).to.equal('hello');
     });
 });
+
+describe("issues: the owner's visibility gates its repositories", () => {
+    let context: TestServer;
+    let admin: TestUser;
+    let boss: TestUser;
+    let member: TestUser;
+    let outsider: TestUser;
+    let loner: TestUser;
+
+    const request = async (method: string, url: string, user: TestUser | undefined, payload?: object) =>
+        await context.server.inject({ method, url: `/api/v1${url}`, headers: user?.headers, payload });
+    const issueCount = async (ownerName: string) => {
+        const knex = context.database.knex;
+        const owner = await knex('users').where({ lower_name: ownerName }).first('id');
+        const row = await knex('issues')
+            .whereIn('repo_id', knex('repositories').where({ owner_id: owner.id }).select('id'))
+            .count({ count: '*' })
+            .first();
+        return Number(row?.count);
+    };
+    /** Every route of the issue API on a repository: read an issue, open one, edit one, comment on one. */
+    const everyRoute = async (repository: string, user: TestUser | undefined) => [
+        (await request('GET', `/repos/${repository}/issues/1`, user)).statusCode,
+        (await request('POST', `/repos/${repository}/issues`, user, { title: 'Probe' })).statusCode,
+        (await request('PATCH', `/repos/${repository}/issues/1`, user, { title: 'Probed' })).statusCode,
+        (await request('POST', `/repos/${repository}/issues/1/comments`, user, { body: 'Probe' })).statusCode,
+    ];
+
+    before(async () => {
+        context = await createTestServer();
+        admin = await createTestUser(context.server, { name: 'visadmin', admin: true });
+        boss = await createTestUser(context.server, { name: 'visboss' });
+        member = await createTestUser(context.server, { name: 'vismember' });
+        outsider = await createTestUser(context.server, { name: 'visoutsider' });
+        loner = await createTestUser(context.server, { name: 'visloner' });
+        const knex = context.database.knex;
+        for (const [org, visibility] of [
+            ['vis-private', 'private'],
+            ['vis-limited', 'limited'],
+            ['vis-public', 'public'],
+        ] as const) {
+            expect((await request('POST', '/orgs', boss, { username: org, visibility })).statusCode).to.equal(201);
+            expect((await request('POST', `/org/${org}/repos`, boss, { name: 'open' })).statusCode).to.equal(201);
+            expect((await request('POST', `/repos/${org}/open/issues`, boss, { title: 'Seed' })).statusCode).to.equal(201);
+        }
+
+        const org = await knex('users').where({ lower_name: 'vis-private' }).first('id');
+        const [teamId] = await knex('teams').insert({ org_id: org.id, lower_name: 'readers', name: 'Readers', authorize: 'read' });
+        await knex('org_users').insert({ org_id: org.id, uid: member.user.id, is_public: false });
+        await knex('team_users').insert({ org_id: org.id, team_id: teamId, uid: member.user.id });
+        await knex('users').where({ id: loner.user.id }).update({ visibility: 2 });
+        expect((await request('POST', '/admin/users/visloner/repos', admin, { name: 'diary' })).statusCode).to.equal(201);
+        expect((await request('POST', '/repos/visloner/diary/issues', loner, { title: 'Seed' })).statusCode).to.equal(201);
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    it('answers 404 to anonymous readers of a public repository whose owner is private or limited', async () => {
+        for (const repository of ['vis-private/open', 'vis-limited/open', 'visloner/diary']) {
+            const response = await request('GET', `/repos/${repository}/issues/1`, undefined);
+            expect(response.statusCode, repository).to.equal(404);
+            expect((response.result as { message: string }).message).to.equal('not found');
+        }
+
+        expect((await request('GET', '/repos/vis-public/open/issues/1', undefined)).statusCode).to.equal(200);
+    });
+
+    it('answers 404 to signed-in outsiders of a private organisation or private user, for reads and writes, and writes nothing', async () => {
+        for (const [repository, owner] of [
+            ['vis-private/open', 'vis-private'],
+            ['visloner/diary', 'visloner'],
+        ]) {
+            const before = await issueCount(owner as string);
+            expect(await everyRoute(repository as string, outsider), repository).to.equal([404, 404, 404, 404]);
+            expect(await issueCount(owner as string)).to.equal(before);
+        }
+    });
+
+    it("lets a private organisation's members, a private user themself and administrators read and write", async () => {
+        // A reader opens issues and comments; editing another's issue takes a writing team.
+        expect(await everyRoute('vis-private/open', member)).to.equal([200, 201, 403, 201]);
+        expect(await everyRoute('vis-private/open', admin)).to.equal([200, 201, 201, 201]);
+        expect(await everyRoute('visloner/diary', loner)).to.equal([200, 201, 201, 201]);
+        expect(await everyRoute('visloner/diary', admin)).to.equal([200, 201, 201, 201]);
+    });
+
+    it("shows a limited organisation's repositories to any signed-in user, not to anonymous callers", async () => {
+        expect((await request('GET', '/repos/vis-limited/open/issues/1', undefined)).statusCode).to.equal(404);
+        const [read, opened, , commented] = await everyRoute('vis-limited/open', outsider);
+        expect([read, opened, commented]).to.equal([200, 201, 201]);
+    });
+
+    it('shows a restricted user only the repositories of organisations they belong to', async () => {
+        const restricted = await createTestUser(context.server, { name: 'visrestricted' });
+        await context.database.knex('users').where({ id: restricted.user.id }).update({ is_restricted: true });
+        expect(await everyRoute('vis-public/open', restricted)).to.equal([404, 404, 404, 404]);
+        expect(await everyRoute('vis-limited/open', restricted)).to.equal([404, 404, 404, 404]);
+        const knex = context.database.knex;
+        const org = await knex('users').where({ lower_name: 'vis-limited' }).first('id');
+        const [teamId] = await knex('teams').insert({ org_id: org.id, lower_name: 'guests', name: 'Guests', authorize: 'read' });
+        await knex('org_users').insert({ org_id: org.id, uid: restricted.user.id, is_public: false });
+        await knex('team_users').insert({ org_id: org.id, team_id: teamId, uid: restricted.user.id });
+        const [read, opened] = await everyRoute('vis-limited/open', restricted);
+        expect([read, opened]).to.equal([200, 201]);
+    });
+});
