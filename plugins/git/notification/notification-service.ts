@@ -10,6 +10,7 @@ import { toUserRow, USER_TYPE, type UserRow } from '../identity/user-service.ts'
 import type { IssueRow } from '../issue/format.ts';
 import { issueLinks } from '../issue/format.ts';
 import type { RepositoryAccess } from '../issue/issue-service.ts';
+import { repositoryAccess } from '../repositories/repository-access.ts';
 import { type ApiRepository, repositories, toRepositoryRow } from '../repositories/repository-service.ts';
 
 /** Gitea's stored values. */
@@ -124,12 +125,13 @@ async function byIds<T>(
 /** Notification threads: one per user and issue, made and refreshed by issue activity, read by their user. */
 export class NotificationService {
     readonly #server: Server;
-    // A page names threads, their issues, repositories and owners: kept until one of those tables is written.
+    // A page names threads, their issues, repositories and owners, and shows only the repositories its user may
+    // read (which organisation memberships decide): kept until one of those tables is written.
     readonly #pages: ReadCache<Page<ApiNotificationThread>>;
 
     constructor(server: Server) {
         this.#server = server;
-        this.#pages = readCache(server, ['notifications', 'issues', 'repositories', 'users']);
+        this.#pages = readCache(server, ['notifications', 'issues', 'repositories', 'users', 'org_users']);
     }
 
     get #knex(): Knex {
@@ -198,20 +200,44 @@ export class NotificationService {
             return [];
         }
 
-        const query = trx('users').whereIn('id', candidates).where({ type: USER_TYPE.individual, is_active: true });
-        if (access.repository.is_private) {
-            // Participants who can no longer see a private repository hear nothing of it.
-            query.where((where) => where.whereIn('id', watchers).orWhere({ is_admin: true }));
-        }
-
-        return (await query.pluck('id')).map(Number);
+        const rows = await trx('users').whereIn('id', candidates).where({ type: USER_TYPE.individual, is_active: true });
+        // Participants who can no longer see the repository (or its owner) hear nothing of it.
+        const readers = await repositoryAccess(this.#server).readers(rows.map(toUserRow), access.repository, access.owner, trx);
+        return readers.map((user) => user.id);
     }
 
     // -----------------------------------------------------------------------------------------------------------
     // Reading threads.
 
-    #filtered(user: UserRow, filter: ThreadFilter): Knex.QueryBuilder {
+    /**
+     * The repositories among `repositoryIds` (by default, those of the user's threads) that the user may not read:
+     * their threads are hidden from the user as if they did not exist, and come back if the user may read again.
+     */
+    async #hiddenRepositories(user: UserRow, repositoryIds?: number[]): Promise<number[]> {
+        if (user.is_admin) {
+            return [];
+        }
+
+        const ids =
+            repositoryIds ?? (await this.#knex('notifications').where({ user_id: user.id }).distinct().pluck('repo_id')).map(Number);
+        const repos = await byIds(this.#knex, 'repositories', ids, toRepositoryRow);
+        const owners = await byIds(
+            this.#knex,
+            'users',
+            [...repos.values()].map((repo) => repo.owner_id),
+            toUserRow,
+        );
+        const known = [...repos.values()].map((repository) => ({ repository, owner: owners.get(repository.owner_id) as UserRow }));
+        return await repositoryAccess(this.#server).unreadable(user, known);
+    }
+
+    /** The user's threads that match the filter, but those of the `hidden` repositories. */
+    #filtered(user: UserRow, filter: ThreadFilter, hidden: number[]): Knex.QueryBuilder {
         const query = this.#knex('notifications').where({ user_id: user.id });
+        if (hidden.length > 0) {
+            query.whereNotIn('repo_id', hidden);
+        }
+
         if (filter.statuses) {
             query.whereIn('status', filter.statuses);
         }
@@ -233,8 +259,8 @@ export class NotificationService {
 
     /** A page of the caller's threads as Gitea shows them, with how many match in all. */
     async page(user: UserRow, filter: ThreadFilter, paging: Paging, asOf?: VersionSnapshot): Promise<Page<ApiNotificationThread>> {
-        // What a thread shows depends on the viewer only through its id and administrator flag.
-        const key = JSON.stringify([user.id, user.is_admin, filter, paging.limit, paging.offset]);
+        // What a page shows depends on the viewer only through its id and its administrator and restricted flags.
+        const key = JSON.stringify([user.id, user.is_admin, user.is_restricted, filter, paging.limit, paging.offset]);
         return await this.#pages.get(
             key,
             async () => {
@@ -247,7 +273,7 @@ export class NotificationService {
 
     /** The caller's threads, newest first. */
     async #list(user: UserRow, filter: ThreadFilter, paging: Paging): Promise<{ rows: NotificationRow[]; total: number }> {
-        const query = this.#filtered(user, filter);
+        const query = this.#filtered(user, filter, await this.#hiddenRepositories(user));
         const total = Number((await query.clone().count({ count: '*' }).first())?.count ?? 0);
         const rows = await query
             .orderBy('updated_at', 'desc')
@@ -259,13 +285,15 @@ export class NotificationService {
     }
 
     async unreadCount(user: UserRow): Promise<number> {
-        const row = await this.#knex('notifications').where({ user_id: user.id, status: STATUS.unread }).count({ count: '*' }).first();
+        const query = this.#filtered(user, { statuses: [STATUS.unread] }, await this.#hiddenRepositories(user));
+        const row = await query.count({ count: '*' }).first();
         return Number(row?.count ?? 0);
     }
 
     /** Changes the caller's threads in the given statuses, updated no later than `lastReadAt`; returns them changed. */
     async markMany(user: UserRow, statuses: number[] | undefined, toStatus: number, lastReadAt: number): Promise<NotificationRow[]> {
-        const ids: number[] = (await this.#filtered(user, { statuses, before: lastReadAt }).pluck('id')).map(Number);
+        const query = this.#filtered(user, { statuses, before: lastReadAt }, await this.#hiddenRepositories(user));
+        const ids: number[] = (await query.pluck('id')).map(Number);
         if (ids.length === 0) {
             return [];
         }
@@ -275,7 +303,7 @@ export class NotificationService {
         return rows.map(toNotificationRow);
     }
 
-    /** A thread the viewer may read: their own, or any for a site administrator. */
+    /** A thread the viewer may read: their own in a repository they may read, or any for a site administrator. */
     async thread(id: number, viewer: UserRow): Promise<NotificationRow> {
         const raw = Number.isSafeInteger(id) && id > 0 ? await this.#knex('notifications').where({ id }).first() : undefined;
         if (!raw) {
@@ -285,6 +313,10 @@ export class NotificationService {
         const row = toNotificationRow(raw);
         if (row.user_id !== viewer.id && !viewer.is_admin) {
             throw new ForbiddenError(`only user itself and admin are allowed to read/change this thread ${id}`);
+        }
+
+        if ((await this.#hiddenRepositories(viewer, [row.repo_id])).length > 0) {
+            throw new NotFoundError(`notification does not exist [id: ${id}]`);
         }
 
         return row;

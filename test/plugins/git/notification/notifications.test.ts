@@ -228,3 +228,84 @@ describe('notifications', () => {
         expect((await api.notifications.notifyNewAvailable()).data.new).to.equal(0);
     });
 });
+
+describe("notifications: threads follow the repository's visibility to their user", () => {
+    let context: TestServer;
+    let admin: TestUser;
+    let boss: TestUser;
+    let dave: TestUser;
+
+    const request = async (method: string, url: string, user: TestUser, payload?: object) =>
+        await context.server.inject({ method, url: `/api/v1${url}`, headers: user.headers, payload });
+    const threads = async (user: TestUser) => (await request('GET', '/notifications?all=true', user)).result as Thread[];
+    const unread = async (user: TestUser) => ((await request('GET', '/notifications/new', user)).result as { new: number }).new;
+    const setVisibility = async (visibility: string) =>
+        expect((await request('PATCH', '/orgs/nvis', boss, { visibility })).statusCode).to.equal(200);
+
+    before(async () => {
+        context = await createTestServer();
+        admin = await createTestUser(context.server, { name: 'nvadmin', admin: true });
+        boss = await createTestUser(context.server, { name: 'nvboss' });
+        dave = await createTestUser(context.server, { name: 'nvdave' });
+        expect((await request('POST', '/orgs', boss, { username: 'nvis' })).statusCode).to.equal(201);
+        expect((await request('POST', '/org/nvis/repos', boss, { name: 'lib' })).statusCode).to.equal(201);
+        expect((await request('POST', '/repos/nvis/lib/issues', boss, { title: 'Crash' })).statusCode).to.equal(201);
+        expect((await request('POST', '/repos/nvis/lib/issues/1/comments', dave, { body: 'Here too' })).statusCode).to.equal(201);
+        expect((await request('POST', '/repos/nvis/lib/issues/1/comments', boss, { body: 'Looking' })).statusCode).to.equal(201);
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    it('hides the threads of a repository whose owner became private: list, count, thread (404) and PUT', async () => {
+        await setVisibility('public');
+        const [thread] = await threads(dave);
+        expect(thread?.repository.full_name).to.equal('nvis/lib');
+        await setVisibility('private');
+        const list = await request('GET', '/notifications?all=true', dave);
+        expect(list.result).to.equal([]);
+        expect(list.headers['x-total-count']).to.equal('0');
+        expect(await unread(dave)).to.equal(0);
+        const hidden = await request('GET', `/notifications/threads/${thread?.id}`, dave);
+        expect(hidden.statusCode).to.equal(404);
+        expect((hidden.result as { message: string }).message).to.equal(`notification does not exist [id: ${thread?.id}]`);
+        expect((await request('PATCH', `/notifications/threads/${thread?.id}`, dave)).statusCode).to.equal(404);
+        const marked = await request('PUT', '/notifications?status-types=unread&status-types=read&to-status=pinned', dave);
+        expect(marked.statusCode).to.equal(205);
+        expect(marked.result).to.equal([]);
+        expect((await request('GET', `/notifications/threads/${thread?.id}`, admin)).statusCode).to.equal(200);
+        await setVisibility('limited');
+        const [shown] = await threads(dave);
+        expect(shown).to.include({ id: thread?.id as number, pinned: false });
+        await setVisibility('public');
+    });
+
+    it('tells a participant nothing of activity in a repository they can no longer see', async () => {
+        await setVisibility('public');
+        await request('PUT', '/notifications?all=true', dave);
+        expect(await unread(dave)).to.equal(0);
+        await setVisibility('private');
+        expect((await request('POST', '/repos/nvis/lib/issues/1/comments', boss, { body: 'Fixed in secret' })).statusCode).to.equal(201);
+        await setVisibility('public');
+        expect(await unread(dave)).to.equal(0);
+        expect((await request('POST', '/repos/nvis/lib/issues/1/comments', boss, { body: 'Fixed' })).statusCode).to.equal(201);
+        expect(await unread(dave)).to.equal(1);
+    });
+
+    it('shows the threads again once their user joins the private organisation (no stale cached page)', async () => {
+        await setVisibility('private');
+        expect(await threads(dave)).to.equal([]);
+        const knex = context.database.knex;
+        const org = await knex('users').where({ lower_name: 'nvis' }).first('id');
+        const [teamId] = await knex('teams').insert({ org_id: org.id, lower_name: 'helpers', name: 'Helpers', authorize: 'read' });
+        await knex('org_users').insert({ org_id: org.id, uid: dave.user.id, is_public: false });
+        await knex('team_users').insert({ org_id: org.id, team_id: teamId, uid: dave.user.id });
+        expect((await threads(dave)).map((thread) => thread.repository.full_name)).to.equal(['nvis/lib']);
+        await knex('team_users').where({ team_id: teamId }).delete();
+        await knex('org_users').where({ org_id: org.id, uid: dave.user.id }).delete();
+        await knex('teams').where({ id: teamId }).delete();
+        expect(await threads(dave)).to.equal([]);
+        await setVisibility('public');
+    });
+});
