@@ -7,7 +7,7 @@ import { now } from '../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import { service } from '../../../lib/services.ts';
 import { isValidEmail } from '../../git/identity/names.ts';
-import { hashPassword, verifyPassword } from '../../git/identity/passwords.ts';
+import { type HashPriority, hashPassword, verifyPassword } from '../../../lib/passwords.ts';
 
 export const DEPLOY_ROLES = ['viewer', 'editor', 'admin'] as const;
 export type DeployRole = (typeof DEPLOY_ROLES)[number];
@@ -103,21 +103,21 @@ export class DeployUserService {
     }
 
     /** The user whose e-mail and password these are, or undefined (the caller must not say which part was wrong). */
-    async authenticate(email: string, password: string): Promise<DeployUser | undefined> {
+    async authenticate(email: string, password: string, priority?: HashPriority): Promise<DeployUser | undefined> {
         const row = await this.#knex('dp_users').where({ email: email.trim().toLowerCase() }).first();
         if (!row) {
             // Spend the same time as a real check, so that timing does not tell which e-mails exist.
-            await verifyPassword(await unknownUserHash(), password);
+            await verifyPassword(await unknownUserHash(), password, priority);
             return undefined;
         }
 
         const user = toUser(row);
-        return (await verifyPassword(user.passwordHash, password)) ? publicUser(user) : undefined;
+        return (await verifyPassword(user.passwordHash, password, priority)) ? publicUser(user) : undefined;
     }
 
-    async checkPassword(userId: number, password: string): Promise<boolean> {
+    async checkPassword(userId: number, password: string, priority?: HashPriority): Promise<boolean> {
         const row = await this.#knex('dp_users').where({ id: userId }).first('password_hash');
-        return Boolean(row) && (await verifyPassword(String(row.password_hash), password));
+        return Boolean(row) && (await verifyPassword(String(row.password_hash), password, priority));
     }
 
     async create(input: NewDeployUser, trx: Knex = this.#knex): Promise<DeployUser> {
