@@ -2,6 +2,9 @@ import Path from 'node:path';
 
 import Joi from 'joi';
 
+import { parseTrustedProxies } from './client-address.ts';
+import type { ThrottleLimits } from './throttle.ts';
+
 export type ServiceName = 'git' | 'deploy';
 
 export interface Config {
@@ -35,13 +38,14 @@ export interface Config {
     };
     /** What the deploy manager drives on this machine: nginx, the ACME CA, the image registry, DNS. */
     host: HostConfig;
-    /** The deploy manager's sign-in: session lifetime and failed-attempt limits (per account and per address). */
+    /** The deploy manager's sessions. */
     deploy: {
         sessionHours: number;
-        loginWindowSeconds: number;
-        maxFailuresPerAccount: number;
-        maxFailuresPerAddress: number;
     };
+    /** Failed password and code checks, of both services (lib/throttle.ts). */
+    signInLimits: ThrottleLimits;
+    /** Proxies (CIDRs) whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
+    trustedProxies: string[];
     /** Per cron task overrides, keyed by Gitea's task name (`repo_health_check`). */
     cron: Record<string, CronTaskOverride>;
     /** Action logs older than this many days are removed by the `cleanup_actions` cron task. */
@@ -155,8 +159,17 @@ const environmentSchema = Joi.object({
         .max(24 * 90)
         .default(12),
     LOGIN_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
-    LOGIN_MAX_FAILURES_PER_ACCOUNT: Joi.number().integer().min(1).default(5),
+    LOGIN_MAX_FAILURES: Joi.number().integer().min(1).default(5),
+    LOGIN_MAX_FAILURES_PER_ACCOUNT: Joi.number().integer().min(1).default(10),
     LOGIN_MAX_FAILURES_PER_ADDRESS: Joi.number().integer().min(1).default(20),
+    LOGIN_BACKOFF_SECONDS: Joi.number().integer().min(1).default(1),
+    TRUSTED_PROXIES: Joi.string()
+        .allow('')
+        .custom((value: string) => {
+            parseTrustedProxies(value);
+            return value;
+        })
+        .default(''),
     WEBHOOK_ALLOWED_HOST_LIST: Joi.string()
         .custom((value: string) => {
             if (!value.split(',').every((item) => ALLOWED_HOST_ITEM.test(item))) {
@@ -253,10 +266,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         },
         deploy: {
             sessionHours: value.DEPLOY_SESSION_HOURS as number,
-            loginWindowSeconds: value.LOGIN_WINDOW_SECONDS as number,
+        },
+        signInLimits: {
+            windowSeconds: value.LOGIN_WINDOW_SECONDS as number,
+            maxFailures: value.LOGIN_MAX_FAILURES as number,
             maxFailuresPerAccount: value.LOGIN_MAX_FAILURES_PER_ACCOUNT as number,
             maxFailuresPerAddress: value.LOGIN_MAX_FAILURES_PER_ADDRESS as number,
+            backoffSeconds: value.LOGIN_BACKOFF_SECONDS as number,
         },
+        trustedProxies: parseTrustedProxies(value.TRUSTED_PROXIES as string),
         cron: cronOverrides(value as Record<string, unknown>),
         actionsLogRetentionDays: value.ACTIONS_LOG_RETENTION_DAYS as number,
         activeCodeLiveMinutes: value.ACTIVE_CODE_LIVE_MINUTES as number,

@@ -48,10 +48,8 @@ export function requireDeployCredentials(request: Request): DeployCredentials {
     return credentials;
 }
 
-/** The client's address as hapi sees it (Gatehouse listens on loopback or behind the managed nginx). */
-export function clientAddress(request: Request): string {
-    return request.info.remoteAddress;
-}
+/** The client's address: the peer's, or the one a trusted proxy forwards (TRUSTED_PROXIES). */
+export { clientAddress } from '../../lib/client-address.ts';
 
 /**
  * The deploy manager's security: sessions in an HttpOnly cookie (server-side records), the CSRF

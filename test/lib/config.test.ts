@@ -56,4 +56,21 @@ describe('configuration from the environment', () => {
             }
         }
     });
+
+    it('reads the sign-in limits and the trusted proxies, and stops at a bad CIDR', () => {
+        const defaults = loadConfig({});
+        expect(defaults.trustedProxies).to.equal([]);
+        expect(defaults.signInLimits).to.equal({
+            windowSeconds: 900,
+            maxFailures: 5,
+            maxFailuresPerAccount: 10,
+            maxFailuresPerAddress: 20,
+            backoffSeconds: 1,
+        });
+        const config = loadConfig({ TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8,::1', LOGIN_MAX_FAILURES: '3', LOGIN_BACKOFF_SECONDS: '30' });
+        expect(config.trustedProxies).to.equal(['127.0.0.1/32', '10.0.0.0/8', '::1/128']);
+        expect(config.signInLimits).to.include({ maxFailures: 3, backoffSeconds: 30 });
+        expect(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/33' })).to.throw(ConfigError, /TRUSTED_PROXIES.*10\.0\.0\.0\/33/);
+        expect(() => loadConfig({ LOGIN_MAX_FAILURES: '0' })).to.throw(ConfigError, /LOGIN_MAX_FAILURES/);
+    });
 });

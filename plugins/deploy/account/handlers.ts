@@ -1,16 +1,26 @@
-import type { Lifecycle } from '@hapi/hapi';
+import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ForbiddenError, ValidationError } from '../../../lib/errors.ts';
+import type { HashPriority } from '../../../lib/passwords.ts';
 import { audit } from '../accounts/audit-service.ts';
+import { loginLimiter } from '../accounts/login-limiter.ts';
 import { sessions } from '../accounts/session-service.ts';
 import { totp } from '../accounts/totp-service.ts';
-import { deployUsers } from '../accounts/user-service.ts';
+import { type DeployUser, deployUsers } from '../accounts/user-service.ts';
 import { clientAddress, requireDeployCredentials } from '../security.ts';
+
+/** A check of the signed-in user's own password or code, counted with the failed sign-ins of the account and address. */
+async function confirmedByUser(request: Request, user: DeployUser, check: (priority: HashPriority) => Promise<boolean>): Promise<boolean> {
+    return await loginLimiter(request.server).guard(user.email, clientAddress(request), check);
+}
 
 export const changePassword: Lifecycle.Method = async (request) => {
     const { user, sessionId } = requireDeployCredentials(request);
     const { currentPassword, newPassword } = request.payload as { currentPassword: string; newPassword: string };
-    if (!(await deployUsers(request.server).checkPassword(user.id, currentPassword))) {
+    const confirmed = await confirmedByUser(request, user, (priority) =>
+        deployUsers(request.server).checkPassword(user.id, currentPassword, priority),
+    );
+    if (!confirmed) {
         await audit(request.server).record({
             actor: user,
             action: 'account.password',
@@ -68,9 +78,11 @@ export const disableTotp: Lifecycle.Method = async (request) => {
         throw new ValidationError('password or code: one of them is required');
     }
 
-    const confirmed = password
-        ? await deployUsers(request.server).checkPassword(user.id, password)
-        : await totp(request.server).verifyCode(user.id, code ?? '');
+    const confirmed = await confirmedByUser(request, user, (priority) =>
+        password
+            ? deployUsers(request.server).checkPassword(user.id, password, priority)
+            : totp(request.server).verifyCode(user.id, code ?? ''),
+    );
     if (!confirmed) {
         throw new ForbiddenError('the password or code is wrong');
     }

@@ -31,11 +31,16 @@ export const me: Lifecycle.Method = (request) => {
 export const login: Lifecycle.Method = async (request) => {
     const { email, password } = request.payload as { email: string; password: string };
     const address = clientAddress(request);
-    const limiter = loginLimiter(request.server);
-    limiter.check(email, address);
-    const user = await deployUsers(request.server).authenticate(email, password);
-    if (!user || user.disabled) {
-        limiter.fail(email, address);
+    const user = await loginLimiter(request.server).guard(
+        email,
+        address,
+        async (priority) => {
+            const found = await deployUsers(request.server).authenticate(email, password, priority);
+            return found && !found.disabled ? found : undefined;
+        },
+        (found) => !found.totpEnabled,
+    );
+    if (!user) {
         await audit(request.server).record({
             action: 'auth.login',
             target: email.toLowerCase(),
@@ -51,7 +56,6 @@ export const login: Lifecycle.Method = async (request) => {
         return { mfaRequired: true };
     }
 
-    limiter.succeed(email);
     await deployUsers(request.server).touchLogin(user.id);
     await audit(request.server).record({ actor: user, action: 'auth.login', target: user.email, clientAddress: address });
     return { mfaRequired: false, user };
@@ -65,10 +69,8 @@ export const submitMfa: Lifecycle.Method = async (request) => {
 
     const { user } = credentials;
     const address = clientAddress(request);
-    const limiter = loginLimiter(request.server);
-    limiter.check(user.email, address);
-    if (!(await totp(request.server).verifyCode(user.id, (request.payload as { code: string }).code))) {
-        limiter.fail(user.email, address);
+    const code = (request.payload as { code: string }).code;
+    if (!(await loginLimiter(request.server).guard(user.email, address, () => totp(request.server).verifyCode(user.id, code)))) {
         await audit(request.server).record({
             actor: user,
             action: 'auth.mfa',
@@ -79,7 +81,6 @@ export const submitMfa: Lifecycle.Method = async (request) => {
         throw Boom.unauthorized('the code is not valid');
     }
 
-    limiter.succeed(user.email);
     await startSession(request, user, false);
     await deployUsers(request.server).touchLogin(user.id);
     await audit(request.server).record({

@@ -13,6 +13,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const ADMIN = { email: 'admin@example.com', name: 'Ada Admin', password: 'admin-password-1' };
+const OWNER = { email: 'owner@example.com', password: 'owner-password-1' };
 
 interface UserBody {
     user: { id: number; email: string; role: string; totpEnabled: boolean };
@@ -157,6 +158,106 @@ describe('deploy manager: failed sign-ins per client address', () => {
             expect(statuses).to.equal([401, 401, 401, 429]);
             const limited = await browser.post('/api/auth/login', { email: 'e@example.com', password: 'wrong-password' });
             expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 60);
+        } finally {
+            await context.cleanup();
+        }
+    });
+});
+
+describe('deploy manager: sign-in throttling that spares the owner', () => {
+    let context: TestServer;
+    let baseUrl: string;
+
+    before(async () => {
+        ({ context, baseUrl } = await startServer({ TRUSTED_PROXIES: '127.0.0.1/32,::1' }));
+        const admin = await completeSetup(context, baseUrl);
+        await admin.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
+        const created = await admin.post('/api/admin/users', { ...OWNER, name: 'Owen Owner', role: 'editor' });
+        expect(created.status, created.text).to.equal(201);
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    /** A sign-in as if from `address`, which the trusted proxy on 127.0.0.1 names in X-Forwarded-For. */
+    const loginFrom = async (address: string, email: string, password: string) => {
+        const browser = new Browser(baseUrl);
+        await browser.get('/api/auth/me');
+        const headers = { 'x-forwarded-for': address };
+        return { browser, response: await browser.post('/api/auth/login', { email, password }, { headers }) };
+    };
+
+    it('lets the owner in from another address after 5 failures from an attacker address', async () => {
+        const statuses: number[] = [];
+        for (let attempt = 0; attempt < 6; attempt += 1) {
+            statuses.push((await loginFrom('203.0.113.66', ADMIN.email, 'wrong-password')).response.status);
+        }
+
+        expect(statuses).to.equal([401, 401, 401, 401, 401, 429]);
+        expect((await loginFrom('203.0.113.66', ADMIN.email, ADMIN.password)).response.status).to.equal(429);
+        expect((await loginFrom('198.51.100.7', ADMIN.email, ADMIN.password)).response.status).to.equal(200);
+    });
+
+    it('records the address a trusted proxy forwards in the audit log and the session', async () => {
+        const { response } = await loginFrom('198.51.100.8, 127.0.0.1', ADMIN.email, ADMIN.password);
+        expect(response.status).to.equal(200);
+        const entry = await context.database
+            .knex('dp_audit')
+            .where({ action: 'auth.login', outcome: 'success' })
+            .orderBy('id', 'desc')
+            .first('client_address');
+        expect(entry.client_address).to.equal('198.51.100.8');
+        const session = await context.database.knex('dp_sessions').orderBy('id', 'desc').first('client_address');
+        expect(session.client_address).to.equal('198.51.100.8');
+    });
+
+    it('counts wrong current passwords and codes inside a session as failures of the account and address', async () => {
+        const { browser } = await loginFrom('198.51.100.9', OWNER.email, OWNER.password);
+        const headers = { 'x-forwarded-for': '198.51.100.9' };
+        const statuses: number[] = [];
+        for (let attempt = 0; attempt < 3; attempt += 1) {
+            const payload = { currentPassword: 'wrong-password', newPassword: 'new-password-12' };
+            statuses.push((await browser.post('/api/account/password', payload, { headers })).status);
+        }
+
+        for (const payload of [{ password: 'wrong-password' }, { code: '000000' }]) {
+            statuses.push((await browser.post('/api/account/totp/disable', payload, { headers })).status);
+        }
+
+        const payload = { currentPassword: OWNER.password, newPassword: 'new-password-12' };
+        statuses.push((await browser.post('/api/account/password', payload, { headers })).status);
+        expect(statuses).to.equal([403, 403, 403, 403, 403, 429]);
+        expect((await loginFrom('198.51.100.9', OWNER.email, OWNER.password)).response.status).to.equal(429);
+        expect((await loginFrom('198.51.100.10', OWNER.email, OWNER.password)).response.status).to.equal(200);
+    });
+});
+
+describe('deploy manager: X-Forwarded-For without a trusted proxy', () => {
+    it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
+        const { context, baseUrl } = await startServer();
+        try {
+            await completeSetup(context, baseUrl);
+            for (let attempt = 0; attempt < 5; attempt += 1) {
+                const browser = new Browser(baseUrl);
+                await browser.get('/api/auth/me');
+                const headers = { 'x-forwarded-for': `203.0.113.${attempt}` };
+                expect((await browser.post('/api/auth/login', { email: ADMIN.email, password: 'wrong' }, { headers })).status).to.equal(
+                    401,
+                );
+            }
+
+            const browser = new Browser(baseUrl);
+            await browser.get('/api/auth/me');
+            const headers = { 'x-forwarded-for': '198.51.100.1' };
+            const refused = await browser.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password }, { headers });
+            expect(refused.status).to.equal(429);
+            const entry = await context.database
+                .knex('dp_audit')
+                .where({ action: 'auth.login' })
+                .orderBy('id', 'desc')
+                .first('client_address');
+            expect(entry.client_address).to.equal('127.0.0.1');
         } finally {
             await context.cleanup();
         }
