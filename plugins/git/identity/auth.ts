@@ -1,8 +1,11 @@
 import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
 
+import { clientAddress } from '../../../lib/client-address.ts';
 import { BareForbiddenError, ForbiddenError, NotFoundError } from '../../../lib/errors.ts';
 import type { VersionSnapshot } from '../../../lib/read-cache.ts';
+import { service } from '../../../lib/services.ts';
+import { FailureThrottle } from '../../../lib/throttle.ts';
 import { tokens, tokenGrants, type ScopeCategory, type TokenRow } from './token-service.ts';
 import { users, USER_TYPE, type UserRow } from './user-service.ts';
 import { verifyPassword } from './passwords.ts';
@@ -59,10 +62,23 @@ function presentedCredential(request: Request): PresentedCredential | undefined 
     return typeof fromQuery === 'string' && fromQuery !== '' ? { token: fromQuery } : undefined;
 }
 
+/** Failed Basic passwords, per user name and client address (lib/throttle.ts); a throttled attempt is a 429. */
+const passwordThrottle = (server: Server): FailureThrottle =>
+    service(server, 'gitPasswordThrottle', (owner) => new FailureThrottle(owner.app.config.signInLimits));
+
+async function passwordUser(server: Server, username: string, password: string, address: string): Promise<UserRow | undefined> {
+    return await passwordThrottle(server).guard(username, address, async (priority) => {
+        const user = await users(server).byName(username);
+        const valid = user?.type === USER_TYPE.individual && (await verifyPassword(user.passwd_hash, password, priority));
+        return valid ? user : undefined;
+    });
+}
+
 async function signIn(
-    server: Server,
+    request: Request,
     presented: PresentedCredential,
 ): Promise<{ user: UserRow; token?: TokenRow; asOf?: VersionSnapshot }> {
+    const { server } = request;
     if (presented.token !== undefined) {
         const found = await tokens(server).find(presented.token);
         if (!found) {
@@ -75,7 +91,7 @@ async function signIn(
     const { username = '', password = '' } = presented;
     // Basic with an empty password (or x-oauth-basic) carries a token as the user name.
     if (password === '' || password === 'x-oauth-basic') {
-        return await signIn(server, { token: username });
+        return await signIn(request, { token: username });
     }
 
     const asToken = await tokens(server).find(password);
@@ -83,8 +99,8 @@ async function signIn(
         return asToken;
     }
 
-    const user = await users(server).byName(username);
-    if (!user || user.type !== USER_TYPE.individual || !(await verifyPassword(user.passwd_hash, password))) {
+    const user = await passwordUser(server, username, password, clientAddress(request));
+    if (!user) {
         throw Boom.unauthorized(INVALID_CREDENTIALS);
     }
 
@@ -123,7 +139,7 @@ export function registerGitAuth(server: Server): void {
                 throw Boom.unauthorized(INVALID_CREDENTIALS);
             }
 
-            const { user: doer, token, asOf } = await signIn(request.server, presented);
+            const { user: doer, token, asOf } = await signIn(request, presented);
             const user = await applySudo(request, doer);
             const credentials: GitCredentials = { user, doer, token, asOf };
             return h.authenticated({ credentials });

@@ -1,9 +1,10 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
+import { passwordHashing } from '../../../../lib/passwords.ts';
 import { tokens } from '../../../../plugins/git/identity/token-service.ts';
 import { users } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser, waitUntil } from '../../../helpers.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -140,5 +141,180 @@ describe('git API: credentials and access', () => {
             expect(JSON.stringify(row)).to.not.contain(admin.token);
             expect(JSON.stringify(row)).to.not.contain(alice.token);
         }
+    });
+});
+
+describe('git API: password sign-in throttling', () => {
+    let context: TestServer;
+    let admin: TestUser;
+
+    before(async () => {
+        context = await createTestServer({ LOGIN_MAX_FAILURES: '5', LOGIN_MAX_FAILURES_PER_ACCOUNT: '40' });
+        admin = await createTestUser(context.server, { name: 'root', admin: true });
+        await createTestUser(context.server, { name: 'carol', password: 'carol-password-1' });
+        await createTestUser(context.server, { name: 'dave', password: 'dave-password-1' });
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    const orgs = (authorization: string, remoteAddress: string) =>
+        context.server.inject({ url: '/api/v1/orgs', headers: { authorization }, remoteAddress });
+
+    it('refuses the right password with 429 after 30 wrong ones from the same address, while another address gets in', async () => {
+        const statuses: number[] = [];
+        for (let attempt = 0; attempt < 30; attempt += 1) {
+            statuses.push((await orgs(basic('carol', `wrong-password-${attempt}`), '192.0.2.10')).statusCode);
+        }
+
+        expect(statuses.slice(0, 5)).to.equal([401, 401, 401, 401, 401]);
+        expect(new Set(statuses.slice(5))).to.equal(new Set([429]));
+        passwordHashing.resetStatistics();
+        const locked = await orgs(basic('carol', 'carol-password-1'), '192.0.2.10');
+        expect(locked.statusCode).to.equal(429);
+        expect(passwordHashing.runs, 'argon2 runs for a locked attempt').to.equal(0);
+        expect(locked.result).to.equal({ message: 'too many failed attempts; try again later', url: SWAGGER_URL });
+        expect(Number(locked.headers['retry-after'])).to.be.within(1, 900);
+
+        expect((await orgs(basic('carol', 'carol-password-1'), '192.0.2.11')).statusCode).to.equal(200);
+        expect((await orgs(`token ${admin.token}`, '192.0.2.10')).statusCode).to.equal(200);
+    });
+
+    it('throttles the package registry with the same counters', async () => {
+        const url = '/api/packages/dave/generic/tool/1.0.0/tool.bin';
+        for (let attempt = 0; attempt < 5; attempt += 1) {
+            const wrong = await context.server.inject({
+                url,
+                headers: { authorization: basic('dave', 'wrong-password') },
+                remoteAddress: '192.0.2.20',
+            });
+            expect(wrong.statusCode).to.equal(401);
+        }
+
+        const locked = await context.server.inject({
+            url,
+            headers: { authorization: basic('dave', 'dave-password-1') },
+            remoteAddress: '192.0.2.20',
+        });
+        expect(locked.statusCode).to.equal(429);
+        expect(locked.result).to.equal({ message: 'too many failed attempts; try again later', url: SWAGGER_URL });
+        expect((await orgs(basic('dave', 'dave-password-1'), '192.0.2.20')).statusCode).to.equal(429);
+    });
+
+    it('forgets the failures of a pair once its password is right', async () => {
+        await createTestUser(context.server, { name: 'erin', password: 'erin-password-1' });
+        for (let round = 0; round < 3; round += 1) {
+            for (let attempt = 0; attempt < 4; attempt += 1) {
+                expect((await orgs(basic('erin', 'wrong-password'), '192.0.2.30')).statusCode).to.equal(401);
+            }
+
+            expect((await orgs(basic('erin', 'erin-password-1'), '192.0.2.30')).statusCode).to.equal(200);
+        }
+    });
+});
+
+describe('git API: sign-in throttling per account and per address', () => {
+    let context: TestServer;
+
+    before(async () => {
+        context = await createTestServer({
+            LOGIN_MAX_FAILURES: '5',
+            LOGIN_MAX_FAILURES_PER_ACCOUNT: '3',
+            LOGIN_MAX_FAILURES_PER_ADDRESS: '4',
+            LOGIN_BACKOFF_SECONDS: '60',
+            TRUSTED_PROXIES: '10.9.0.0/16, ::1',
+        });
+        await createTestUser(context.server, { name: 'frank', password: 'frank-password-1' });
+        await createTestUser(context.server, { name: 'grace', password: 'grace-password-1' });
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    const orgs = (authorization: string, remoteAddress: string, headers: Record<string, string> = {}) =>
+        context.server.inject({ url: '/api/v1/orgs', headers: { authorization, ...headers }, remoteAddress });
+
+    it('backs an account off after failures from many addresses, except from an address it signed in from', async () => {
+        expect((await orgs(basic('frank', 'frank-password-1'), '198.51.100.1')).statusCode).to.equal(200);
+        for (const address of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) {
+            expect((await orgs(basic('frank', 'wrong-password'), address)).statusCode).to.equal(401);
+        }
+
+        const delayed = await orgs(basic('frank', 'wrong-password'), '203.0.113.4');
+        expect(delayed.statusCode).to.equal(429);
+        expect(Number(delayed.headers['retry-after'])).to.be.within(1, 60);
+        expect((await orgs(basic('frank', 'frank-password-1'), '203.0.113.5')).statusCode).to.equal(429);
+        expect((await orgs(basic('frank', 'frank-password-1'), '198.51.100.1')).statusCode).to.equal(200);
+    });
+
+    it('limits failures from one address across accounts', async () => {
+        const statuses: number[] = [];
+        for (const name of ['nobody1', 'nobody2', 'nobody3', 'nobody4', 'grace']) {
+            statuses.push((await orgs(basic(name, 'wrong-password'), '203.0.113.50')).statusCode);
+        }
+
+        expect(statuses).to.equal([401, 401, 401, 401, 429]);
+    });
+
+    it('counts failures under the address X-Forwarded-For names only when a trusted proxy sends it', async () => {
+        for (let attempt = 0; attempt < 4; attempt += 1) {
+            const forwarded = { 'x-forwarded-for': `203.0.113.${60 + attempt}` };
+            expect((await orgs(basic(`someone${attempt}`, 'wrong-password'), '198.51.100.60', forwarded)).statusCode).to.equal(401);
+        }
+
+        const untrusted = await orgs(basic('someone9', 'wrong-password'), '198.51.100.60', { 'x-forwarded-for': '203.0.113.99' });
+        expect(untrusted.statusCode).to.equal(429);
+
+        for (let attempt = 0; attempt < 4; attempt += 1) {
+            const forwarded = { 'x-forwarded-for': '198.51.100.70' };
+            expect((await orgs(basic(`proxied${attempt}`, 'wrong-password'), '10.9.1.1', forwarded)).statusCode).to.equal(401);
+        }
+
+        const throughTwoProxies = { 'x-forwarded-for': '198.51.100.71, 10.9.2.2' };
+        expect((await orgs(basic('proxied5', 'wrong-password'), '10.9.1.1', throughTwoProxies)).statusCode).to.equal(401);
+        const spoofedLeft = { 'x-forwarded-for': '198.51.100.72, 198.51.100.70' };
+        expect((await orgs(basic('proxied6', 'wrong-password'), '::1', spoofedLeft)).statusCode).to.equal(429);
+        const another = { 'x-forwarded-for': '198.51.100.73' };
+        expect((await orgs(basic('proxied7', 'wrong-password'), '10.9.1.1', another)).statusCode).to.equal(401);
+    });
+});
+
+describe('git API: a flood of wrong passwords', () => {
+    let context: TestServer;
+
+    before(async () => {
+        const high = '1000';
+        context = await createTestServer({
+            LOGIN_MAX_FAILURES: high,
+            LOGIN_MAX_FAILURES_PER_ACCOUNT: high,
+            LOGIN_MAX_FAILURES_PER_ADDRESS: high,
+        });
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    const orgs = (authorization: string, remoteAddress: string) =>
+        context.server.inject({ url: '/api/v1/orgs', headers: { authorization }, remoteAddress });
+
+    it("hashes at most the bound at once, and serves a token and the owner's password from a known address meanwhile", async () => {
+        const owner = await createTestUser(context.server, { name: 'henry', password: 'henry-password-1' });
+        expect((await orgs(basic('henry', 'henry-password-1'), '198.51.100.1')).statusCode).to.equal(200);
+        passwordHashing.resetStatistics();
+        const flood = Array.from({ length: 60 }, (_, index) => orgs(basic('henry', `wrong-${index}`), `203.0.113.${index % 8}`));
+        await waitUntil('the flood waits for the hashing pool', () => passwordHashing.waiting >= 40);
+
+        expect((await orgs(`token ${owner.token}`, '198.51.100.2')).statusCode).to.equal(200);
+        expect(passwordHashing.waiting, 'flood still waiting after the token request').to.be.above(0);
+        expect((await orgs(basic('henry', 'henry-password-1'), '198.51.100.1')).statusCode).to.equal(200);
+        expect(passwordHashing.waiting, "flood still waiting after the owner's password").to.be.above(0);
+
+        const statuses = new Set((await Promise.all(flood)).map((response) => response.statusCode));
+        expect(statuses).to.equal(new Set([401]));
+        expect(passwordHashing.peak).to.be.within(1, passwordHashing.limit);
+        expect(passwordHashing.runs).to.equal(61);
     });
 });
