@@ -1,7 +1,17 @@
-import type { Lifecycle } from '@hapi/hapi';
+import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../lib/errors.ts';
-import { checkSite, type Finding, parseSite, renderSite, type SiteSpec, validateSiteText } from './site-model.ts';
+import {
+    checkSite,
+    checkSiteText,
+    type Finding,
+    readSite,
+    renderSite,
+    type SitePlaces,
+    sitePlaces,
+    type SiteSpec,
+    validateSiteText,
+} from './site-model.ts';
 
 interface SitePayload {
     text?: string;
@@ -21,28 +31,15 @@ function withinSpec<T>(work: () => T): T {
     }
 }
 
-function specFindings(spec: SiteSpec): Finding[] {
-    return checkSite(spec).map((finding) => ({ ...finding, path: finding.path ? `spec.${finding.path}` : 'spec' }));
+function specFindings(spec: SiteSpec, places: SitePlaces): Finding[] {
+    return checkSite(spec, places).map((finding) => ({ ...finding, path: finding.path ? `spec.${finding.path}` : 'spec' }));
 }
 
-/**
- * The model's findings on text that reads, as lint only: for text, nginx is the judge, and what the model
- * cannot express is kept as written. A syntax error is left to nginx, which names its line.
- */
-function textFindings(text: string): Finding[] {
-    try {
-        const findings = checkSite(parseSite(text).spec);
-        return findings.map((finding) => ({ ...finding, level: finding.level === 'error' ? 'warning' : finding.level }));
-    } catch (error) {
-        if (error instanceof ValidationError) {
-            return [];
-        }
+/** No app is named: the places of any app's site (every app folder, every managed certificate). */
+const placesOf = (request: Request): SitePlaces => sitePlaces(request.server.app.config);
 
-        throw error;
-    }
-}
-
-export const parseNginx: Lifecycle.Method = (request) => parseSite((request.payload as Required<Pick<SitePayload, 'text'>>).text);
+/** Reading text into the model touches nothing: what the text would make nginx reach is for validate to judge. */
+export const parseNginx: Lifecycle.Method = (request) => readSite((request.payload as Required<Pick<SitePayload, 'text'>>).text);
 
 export const renderNginx: Lifecycle.Method = (request) => {
     const { spec } = request.payload as Required<Pick<SitePayload, 'spec'>>;
@@ -55,14 +52,16 @@ export const validateNginx: Lifecycle.Method = async (request) => {
         throw new ValidationError('give either text or spec');
     }
 
-    const findings = spec ? specFindings(spec) : textFindings(text ?? '');
+    const places = placesOf(request);
+    const findings = spec ? specFindings(spec, places) : checkSiteText(text ?? '', places);
     const modelErrors = findings.filter((finding) => finding.level === 'error');
     const lint = findings.filter((finding) => finding.level !== 'error');
     if (spec && modelErrors.length > 0) {
         return { ok: false, errors: modelErrors, lint };
     }
 
-    const tested = await validateSiteText(text ?? renderSite(spec as SiteSpec));
+    const nginxBin = request.server.app.config.host.nginxBin;
+    const tested = await validateSiteText(text ?? renderSite(spec as SiteSpec), { nginxBin, places });
     const errors = [...tested.errors, ...modelErrors];
     return { ok: errors.length === 0, errors, lint: [...tested.warnings, ...lint] };
 };

@@ -2,6 +2,7 @@
 import Net from 'node:net';
 
 import { ValidationError } from '../../../lib/errors.ts';
+import { directiveAccess, hostAccessFindings, type SitePlaces } from './site-access.ts';
 import {
     checkExtra,
     checkFilePath,
@@ -17,7 +18,8 @@ import {
     type Finding,
     FindingList,
 } from './site-values.ts';
-import { ACME_PATH, OUTPOST_PATH, type SiteSpec } from './site-types.ts';
+import { ACME_PATH, DEFAULT_ACME_ROOT, OUTPOST_PATH, type SiteSpec } from './site-types.ts';
+import { ConfSyntaxError, readConf } from './syntax.ts';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
     return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -172,7 +174,42 @@ function checkForwardedHeaders(findings: FindingList, headers: unknown): void {
     headers.forEach((name, index) => findings.check(`forwardAuth.headers[${index}]`, name, checkHeaderName));
 }
 
-function checkOptionalValues(findings: FindingList, spec: Record<string, unknown>): void {
+/** What the hand-written directives would make nginx read, write or run: refusals are errors, the rest risks. */
+function checkExtraAccess(findings: FindingList, extra: string, places: SitePlaces | undefined): void {
+    let directives;
+    try {
+        directives = readConf(extra).directives;
+    } catch (error) {
+        if (error instanceof ConfSyntaxError) {
+            return;
+        }
+
+        throw error;
+    }
+
+    for (const { level, line, message } of hostAccessFindings(directives, places)) {
+        findings.add('extra', level, `line ${line}: ${message}`);
+    }
+}
+
+/** The model's own paths against the places: certificates nginx reads as root, the ACME root it serves. */
+function checkModelPaths(findings: FindingList, spec: Record<string, unknown>, places: SitePlaces): void {
+    const https = isRecord(spec.https) ? spec.https : {};
+    const paths: Array<[string, string, unknown]> = [
+        ['https.certificate', 'ssl_certificate', https.certificate],
+        ['https.certificateKey', 'ssl_certificate_key', https.certificateKey],
+        ['acmeChallengeRoot', 'root', spec.acmeChallengeRoot ?? DEFAULT_ACME_ROOT],
+    ];
+    for (const [path, directive, value] of paths) {
+        const problem =
+            typeof value === 'string' && checkFilePath(value) === undefined ? directiveAccess(directive, [value], places) : undefined;
+        if (problem) {
+            findings.add(path, problem.level, problem.message);
+        }
+    }
+}
+
+function checkOptionalValues(findings: FindingList, spec: Record<string, unknown>, places: SitePlaces | undefined): void {
     if (spec.clientMaxBodySize !== undefined) {
         findings.check('clientMaxBodySize', spec.clientMaxBodySize, checkSize);
     }
@@ -181,8 +218,8 @@ function checkOptionalValues(findings: FindingList, spec: Record<string, unknown
         findings.check('acmeChallengeRoot', spec.acmeChallengeRoot, checkFilePath);
     }
 
-    if (spec.extra !== undefined) {
-        findings.check('extra', spec.extra, checkExtra);
+    if (spec.extra !== undefined && findings.check('extra', spec.extra, checkExtra)) {
+        checkExtraAccess(findings, spec.extra as string, places);
     }
 
     checkHeaders(findings, 'headers', spec.headers);
@@ -192,8 +229,11 @@ function checkOptionalValues(findings: FindingList, spec: Record<string, unknown
     }
 }
 
-/** Every finding about a site model, errors first. */
-export function checkSite(spec: SiteSpec): Finding[] {
+/**
+ * Every finding about a site model, errors first. With the places of the site (site-access.ts), the
+ * certificate paths and the ACME root are checked against them too; the extra directives always are.
+ */
+export function checkSite(spec: SiteSpec, places?: SitePlaces): Finding[] {
     const findings = new FindingList();
     if (!isRecord(spec)) {
         return [{ path: '', level: 'error', message: 'the site must be an object' }];
@@ -203,8 +243,12 @@ export function checkSite(spec: SiteSpec): Finding[] {
     checkListeners(findings, spec);
     checkLocations(findings, spec);
     checkForwardAuth(findings, spec);
-    checkOptionalValues(findings, spec);
-    const order = { error: 0, warning: 1, info: 2 };
+    checkOptionalValues(findings, spec, places);
+    if (places) {
+        checkModelPaths(findings, spec, places);
+    }
+
+    const order = { error: 0, risk: 1, warning: 2, info: 3 };
     return findings.items.sort((a, b) => order[a.level] - order[b.level]);
 }
 

@@ -4,15 +4,22 @@
  */
 import Path from 'node:path';
 
+import { ValidationError } from '../../../lib/errors.ts';
+import { assertHostAccess, type SitePlaces } from './site-access.ts';
+import { checkSite } from './site-check.ts';
+import { parseSite } from './site-parse.ts';
 import { normalizeSite } from './site-render.ts';
 import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, type SiteSpec } from './site-types.ts';
+import type { Finding } from './site-values.ts';
+import { type ConfFile, ConfSyntaxError, ConfTooDeepError, readConf } from './syntax.ts';
 
 export { checkSite } from './site-check.ts';
-export { parseSite } from './site-parse.ts';
+export { parseSite, readSite } from './site-parse.ts';
 export { normalizeSite, renderSite } from './site-render.ts';
 export type { Finding } from './site-values.ts';
 export type { ForwardAuthSpec, LocationSpec, SiteSpec } from './site-types.ts';
-export { NginxUnavailableError, type SiteTextValidation, validateSiteText } from './nginx-test.ts';
+export { type SitePlaces, sitePlaces } from './site-access.ts';
+export { NginxBusyError, NginxUnavailableError, type SiteTextValidation, validateSiteText } from './nginx-test.ts';
 
 export interface DefaultSiteOptions {
     domain: string;
@@ -50,4 +57,55 @@ export function defaultSite({
         acmeChallengeRoot,
         forwardAuth,
     });
+}
+
+/** The text's directives, or undefined for a syntax error (left to nginx -t's check); too deep a nesting is refused. */
+function readOrLeave(text: string): ConfFile | undefined {
+    try {
+        return readConf(text);
+    } catch (error) {
+        if (error instanceof ConfTooDeepError) {
+            throw new ValidationError(`text: ${error.message}`);
+        }
+
+        if (error instanceof ConfSyntaxError) {
+            return undefined;
+        }
+
+        throw error;
+    }
+}
+
+/** The model's findings on what could be read of the text, as warnings: for text, nginx is the judge. */
+function modelFindings(text: string, places: SitePlaces | undefined): Finding[] {
+    try {
+        // The whole text's host access is checked apart, with its lines: not again through `extra`.
+        const { extra: _extra, ...spec } = parseSite(text, places).spec;
+        return checkSite(spec).map((finding) => ({ ...finding, level: finding.level === 'error' ? 'warning' : finding.level }));
+    } catch (error) {
+        if (error instanceof ValidationError) {
+            return [];
+        }
+
+        throw error;
+    }
+}
+
+/**
+ * Lint for site text: what it would make nginx's workers reach on the host (risks, with their lines) and
+ * the model's findings. What site-access.ts refuses, and too deep a nesting, is a ValidationError; a
+ * syntax error gives no findings here (validateSiteText names its line).
+ */
+export function checkSiteText(text: string, places?: SitePlaces): Finding[] {
+    const tree = readOrLeave(text);
+    if (!tree) {
+        return [];
+    }
+
+    const risks = assertHostAccess(tree.directives, places).map(({ level, line, message }) => ({
+        path: 'text',
+        level,
+        message: `line ${line}: ${message}`,
+    }));
+    return [...risks, ...modelFindings(text, places)];
 }

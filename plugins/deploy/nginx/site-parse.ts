@@ -3,6 +3,7 @@
  * could be understood, and whatever the proxying server holds beyond it lands in `extra`, verbatim.
  */
 import { ValidationError } from '../../../lib/errors.ts';
+import { assertHostAccess, type SitePlaces } from './site-access.ts';
 import { forwardedVariable, PROXY_HEADERS, WEBSOCKET_HEADERS } from './site-render.ts';
 import {
     ACME_PATH,
@@ -282,7 +283,8 @@ function pickServers(directives: ConfDirective[]): { main: ConfDirective; plain:
     return { main, plain };
 }
 
-function readTree(text: string): ReturnType<typeof readConf> {
+/** The text's directives; text that does not read, or nests too deep, is a ValidationError naming its line. */
+function readSiteTree(text: string): ReturnType<typeof readConf> {
     try {
         return readConf(text);
     } catch (error) {
@@ -294,8 +296,7 @@ function readTree(text: string): ReturnType<typeof readConf> {
     }
 }
 
-function readSpec(text: string): SiteSpec {
-    const tree = readTree(text);
+function readSpec(text: string, tree: ReturnType<typeof readConf>): SiteSpec {
     const { main, plain } = pickServers(tree.directives);
     const extra = new ExtraCollector(text);
     extra.markedSection(main, tree.comments);
@@ -332,7 +333,17 @@ function readHttps(server: ConfDirective): NonNullable<SiteSpec['https']> {
     };
 }
 
-/** The model read from site text, and the text itself, unchanged. */
-export function parseSite(text: string): { spec: SiteSpec; text: string } {
-    return { spec: readSpec(text), text };
+/** The model read from site text, and the text itself, unchanged; what it would make nginx reach is not judged. */
+export function readSite(text: string): { spec: SiteSpec; text: string } {
+    return { spec: readSpec(text, readSiteTree(text)), text };
+}
+
+/**
+ * The model read from site text, and the text itself, unchanged. Text that makes nginx read, write or run
+ * what a site may not is refused; without places, only what no site may do (see site-access.ts).
+ */
+export function parseSite(text: string, places?: SitePlaces): { spec: SiteSpec; text: string } {
+    const tree = readSiteTree(text);
+    assertHostAccess(tree.directives, places);
+    return { spec: readSpec(text, tree), text };
 }

@@ -7,7 +7,8 @@ import { ConfSyntaxError, readConf } from './syntax.ts';
 
 export interface Finding {
     path: string;
-    level: 'error' | 'warning' | 'info';
+    /** A risk: the site reaches host files beyond the app's own (see site-access.ts). */
+    level: 'error' | 'risk' | 'warning' | 'info';
     message: string;
 }
 

@@ -8,6 +8,8 @@ export interface ConfArgument {
     /** The word as nginx sees it: quotes removed, escapes resolved. */
     value: string;
     quoted: boolean;
+    /** A backslash escape was resolved in it (nginx keeps some backslashes that this reader drops). */
+    escaped?: boolean;
     /** Offsets of the word in the source, quotes included. */
     start: number;
     end: number;
@@ -45,6 +47,17 @@ export class ConfSyntaxError extends Error {
         this.name = 'ConfSyntaxError';
     }
 }
+
+/** Blocks nested deeper than MAX_BLOCK_DEPTH: refused, as no site needs them and a reader must stop somewhere. */
+export class ConfTooDeepError extends ConfSyntaxError {
+    constructor(reason: string, line: number) {
+        super(reason, line);
+        this.name = 'ConfTooDeepError';
+    }
+}
+
+/** How deep blocks may nest: nginx sites use a handful of levels (server, location, if, nested locations). */
+export const MAX_BLOCK_DEPTH = 32;
 
 type Token = { kind: 'word'; argument: ConfArgument; line: number } | { kind: ';' | '{' | '}'; start: number; end: number; line: number };
 
@@ -111,13 +124,16 @@ class Lexer {
         const line = this.#line;
         this.#advance();
         let value = '';
+        let escaped = false;
         while (this.#position < this.source.length) {
             const char = this.#advance();
             if (char === quote) {
                 this.#expectSeparator();
-                return { kind: 'word', argument: { value, quoted: true, start, end: this.#position }, line };
+                const argument = { value, quoted: true, start, end: this.#position };
+                return { kind: 'word', argument: escaped ? { ...argument, escaped } : argument, line };
             }
 
+            escaped ||= char === '\\';
             value += char === '\\' ? this.#escaped(quote) : char;
         }
 
@@ -152,6 +168,7 @@ class Lexer {
         const line = this.#line;
         let value = '';
         let variable = false;
+        let escaped = false;
         while (this.#position < this.source.length) {
             const char = this.source.charAt(this.#position);
             if (SPACE.has(char) || char === ';' || (char === '}' && !variable) || (char === '{' && !variable)) {
@@ -161,6 +178,7 @@ class Lexer {
             this.#advance();
             if (char === '\\' && this.#position < this.source.length) {
                 value += this.#advance();
+                escaped = true;
                 continue;
             }
 
@@ -169,47 +187,67 @@ class Lexer {
             value += char;
         }
 
-        return { kind: 'word', argument: { value, quoted: false, start, end: this.#position }, line };
+        const argument = { value, quoted: false, start, end: this.#position };
+        return { kind: 'word', argument: escaped ? { ...argument, escaped } : argument, line };
     }
 }
 
+/** A block being read: its directive's name and arguments, and the directives read inside it so far. */
+interface OpenBlock {
+    name: ConfArgument;
+    args: ConfArgument[];
+    line: number;
+    directives: ConfDirective[];
+}
+
+/**
+ * Reads directives with a stack of open blocks rather than by recursion, so no text can exhaust the call
+ * stack, and refuses blocks nested deeper than MAX_BLOCK_DEPTH.
+ */
 class Parser {
     readonly #lexer: Lexer;
+    readonly #top: ConfDirective[] = [];
+    readonly #open: OpenBlock[] = [];
 
     constructor(source: string) {
         this.#lexer = new Lexer(source);
     }
 
     parse(): ConfFile {
-        const { directives, closing } = this.#directives();
-        if (closing) {
+        for (let token = this.#lexer.next(); token; token = this.#lexer.next()) {
+            if (token.kind === '}') {
+                this.#close(token);
+            } else if (token.kind === 'word') {
+                this.#directive(token.argument, token.line);
+            } else {
+                throw new ConfSyntaxError(`unexpected "${token.kind}"`, token.line);
+            }
+        }
+
+        const unclosed = this.#open.at(-1);
+        if (unclosed) {
+            throw new ConfSyntaxError('unexpected end of file, expecting "}"', unclosed.line);
+        }
+
+        return { directives: this.#top, comments: this.#lexer.comments };
+    }
+
+    get #current(): ConfDirective[] {
+        return this.#open.at(-1)?.directives ?? this.#top;
+    }
+
+    #close(closing: Exclude<Token, { kind: 'word' }>): void {
+        const block = this.#open.pop();
+        if (!block) {
             throw new ConfSyntaxError('unexpected "}"', closing.line);
         }
 
-        return { directives, comments: this.#lexer.comments };
+        const { name, args, directives, line } = block;
+        this.#current.push({ name: name.value, args, block: directives, line, start: name.start, end: closing.end });
     }
 
-    #directives(): { directives: ConfDirective[]; closing?: Token } {
-        const directives: ConfDirective[] = [];
-        for (;;) {
-            const token = this.#lexer.next();
-            if (!token) {
-                return { directives };
-            }
-
-            if (token.kind === '}') {
-                return { directives, closing: token };
-            }
-
-            if (token.kind !== 'word') {
-                throw new ConfSyntaxError(`unexpected "${token.kind}"`, token.line);
-            }
-
-            directives.push(this.#directive(token.argument, token.line));
-        }
-    }
-
-    #directive(name: ConfArgument, line: number): ConfDirective {
+    /** A directive's arguments up to its `;` (a directive) or `{` (a block opened). */
+    #directive(name: ConfArgument, line: number): void {
         const args: ConfArgument[] = [];
         for (;;) {
             const token = this.#lexer.next();
@@ -220,22 +258,23 @@ class Parser {
             if (token.kind === 'word') {
                 args.push(token.argument);
             } else if (token.kind === ';') {
-                return { name: name.value, args, line, start: name.start, end: token.end };
+                this.#current.push({ name: name.value, args, line, start: name.start, end: token.end });
+                return;
             } else if (token.kind === '{') {
-                return this.#block(name, args, line);
+                this.#openBlock({ name, args, line, directives: [] });
+                return;
             } else {
                 throw new ConfSyntaxError('unexpected "}"', token.line);
             }
         }
     }
 
-    #block(name: ConfArgument, args: ConfArgument[], line: number): ConfDirective {
-        const { directives, closing } = this.#directives();
-        if (!closing || closing.kind === 'word') {
-            throw new ConfSyntaxError('unexpected end of file, expecting "}"', line);
+    #openBlock(block: OpenBlock): void {
+        if (this.#open.length >= MAX_BLOCK_DEPTH) {
+            throw new ConfTooDeepError(`blocks nested more than ${MAX_BLOCK_DEPTH} deep`, block.line);
         }
 
-        return { name: name.value, args, block: directives, line, start: name.start, end: closing.end };
+        this.#open.push(block);
     }
 }
 

@@ -7,7 +7,7 @@ import * as Lab from '@hapi/lab';
 import { ROOT_DIR } from '../../../server.ts';
 import { defaultSite, normalizeSite, type SiteSpec } from '../../../plugins/deploy/nginx/site-model.ts';
 import { Browser, signIn } from '../../browser.ts';
-import { createTestServer, type TestServer } from '../../helpers.ts';
+import { createTestServer, temporaryDirectory, type TestServer } from '../../helpers.ts';
 import { ensureNginx } from '../../support/nginx.ts';
 
 export const lab = Lab.script();
@@ -48,17 +48,21 @@ describe('deploy manager: /api/nginx', () => {
     let baseUrl: string;
     let editor: Browser;
     let viewer: Browser;
-    const spec: SiteSpec = defaultSite({
-        domain: 'app.example.com',
-        upstreamPort: 8080,
-        forwardAuth: { outpostUrl: 'http://127.0.0.1:9000' },
-    });
+    let spec: SiteSpec;
 
     before(async () => {
         context = await createTestServer();
         await context.server.start();
         baseUrl = `http://127.0.0.1:${context.server.info.port}`;
         ({ editor, viewer } = await setUpAccounts(context, baseUrl));
+        // The certificates and the challenge root where Gatehouse keeps them: a site may use those.
+        spec = defaultSite({
+            domain: 'app.example.com',
+            upstreamPort: 8080,
+            forwardAuth: { outpostUrl: 'http://127.0.0.1:9000' },
+            certificateDir: context.config.apps.certificatesDir,
+            acmeChallengeRoot: context.config.host.acmeWebroot,
+        });
     });
 
     after(async () => {
@@ -147,6 +151,107 @@ describe('deploy manager: /api/nginx', () => {
             expect((await viewer.post(path, payload)).status).to.equal(403);
             expect((await anonymous.post(path, payload)).status).to.equal(401);
         }
+    });
+
+    /** A plain site on port 80 with one line added inside its server block, at line 4. */
+    const siteWith = (line: string): string => `server {\n    listen 80;\n    server_name a.example.com;\n    ${line}\n}\n`;
+
+    it('refuses text that would make nginx read, write or run host files (422), and never echoes them', async () => {
+        const secrets = temporaryDirectory('gatehouse-nginx-secret-');
+        const secret = Path.join(secrets, 'secret.conf');
+        Fs.writeFileSync(secret, 'hunter2-first-word and the rest;\n');
+        const made = Path.join(secrets, 'made');
+        const refused = [
+            [`include ${secret};`, 'include'],
+            [`include ${Path.relative('/etc/nginx', secret)};`, 'include'],
+            [`include ${Path.dirname(secret)}/.?/${Path.basename(secrets)}/secret.conf;`, 'include'],
+            [`ssl_dhparam ${secret};`, 'ssl_dhparam'],
+            [`ssl_certificate_key ${secret};`, 'ssl_certificate_key'],
+            [`proxy_temp_path ${made};`, 'proxy_temp_path'],
+            ['access_log /etc/cron.d/gatehouse-test;', 'access_log'],
+            ['location / { content_by_lua_file /tmp/evil.lua; }', 'content_by_lua_file'],
+        ];
+        try {
+            for (const [line, directive] of refused) {
+                const response = await editor.post('/api/nginx/validate', { text: siteWith(line as string) });
+                expect(response.status, `${line} → ${response.text}`).to.equal(422);
+                expect((response.body as { error: string }).error).to.startWith(`text: line 4: ${directive}`);
+                expect(response.text).to.not.contain('hunter2');
+            }
+
+            expect(Fs.existsSync(made)).to.be.false();
+        } finally {
+            Fs.rmSync(secrets, { recursive: true, force: true });
+        }
+    });
+
+    it('hides what nginx says about a file outside the test prefix, even one the site may include', needsNginx, async () => {
+        const included = Path.join(context.config.apps.nginxSitesDir, 'shared.inc');
+        Fs.mkdirSync(Path.dirname(included), { recursive: true });
+        Fs.writeFileSync(included, 'hunter2-first-word and the rest;\n');
+        const response = await editor.post('/api/nginx/validate', { text: siteWith(`include ${included};`) });
+        expect(response.status).to.equal(200);
+        const body = response.body as ValidateBody;
+        expect(body.ok).to.be.false();
+        expect(response.text).to.not.contain('hunter2');
+        expect(response.text).to.not.contain(included);
+        expect(body.errors).to.equal([
+            {
+                path: 'text',
+                level: 'error',
+                message: 'nginx reported a problem with a file outside the test prefix; its message is not shown',
+            },
+        ]);
+    });
+
+    it(
+        "lints what nginx's workers would serve outside the app's folders as risks, in text and in the model's extra",
+        needsNginx,
+        async () => {
+            const text = (await editor.post('/api/nginx/validate', { text: siteWith('location / { root /; autoindex on; }') }))
+                .body as ValidateBody;
+            expect(text.ok).to.be.true();
+            expect(text.lint.filter((finding) => finding.level === 'risk')).to.equal([
+                {
+                    path: 'text',
+                    level: 'risk',
+                    message: `line 4: root / serves host files outside the app's folders (${context.config.apps.appsDir}) and the ACME webroot`,
+                },
+            ]);
+            const extra = 'location /files/ {\n    alias /;\n    autoindex on;\n}';
+            const model = (await editor.post('/api/nginx/validate', { spec: { ...spec, extra } })).body as ValidateBody;
+            expect(model.ok).to.be.true();
+            expect(model.lint.filter((finding) => finding.level === 'risk').map((finding) => [finding.path, finding.message])).to.equal([
+                [
+                    'spec.extra',
+                    `line 2: alias / serves host files outside the app's folders (${context.config.apps.appsDir}) and the ACME webroot`,
+                ],
+            ]);
+            const inside = siteWith(`location / { root ${Path.join(context.config.apps.appsDir, 'wiki', 'static')}; }`);
+            const allowed = (await editor.post('/api/nginx/validate', { text: inside })).body as ValidateBody;
+            expect(allowed.lint.filter((finding) => finding.level === 'risk')).to.equal([]);
+        },
+    );
+
+    it('answers 422 for blocks nested too deep, on every route that reads site text', async () => {
+        const deep = `server {\n${'location / {\n'.repeat(10_000)}${'}\n'.repeat(10_000)}}\n`;
+        const expected = { error: 'text: line 33: blocks nested more than 32 deep' };
+        for (const path of ['/api/nginx/parse', '/api/nginx/validate']) {
+            const response = await editor.post(path, { text: deep });
+            expect(response.status, `${path} → ${response.text}`).to.equal(422);
+            expect(response.body).to.equal(expected);
+        }
+
+        expect((await editor.post('/api/apps', { name: 'deep', image: 'nginx' })).status).to.equal(201);
+        const put = await editor.put('/api/apps/deep/nginx', { mode: 'text', text: deep });
+        expect(put.status, put.text).to.equal(422);
+        expect((put.body as { error: string }).error).to.contain('line 33: blocks nested more than 32 deep');
+        const written = await editor.put('/api/apps/deep/nginx', {
+            mode: 'text',
+            text: siteWith('access_log /etc/cron.d/gatehouse-test;'),
+        });
+        expect(written.status, written.text).to.equal(422);
+        expect((written.body as { error: string }).error).to.contain('line 4: access_log /etc/cron.d/gatehouse-test');
     });
 
     it('needs the CSRF header', async () => {
