@@ -15,6 +15,7 @@ import type {
     ComposeVolumeLong,
 } from './compose-model.ts';
 import type { LineOf } from './compose-path.ts';
+import { checkNesting } from './compose-yaml.ts';
 import { isPlainObject, type Path, ShapeReader } from './shape-reader.ts';
 
 type TypedServiceKey = Exclude<keyof ComposeService, 'environmentForm' | 'extra'>;
@@ -372,6 +373,7 @@ export function plainFromModel(spec: ComposeSpec): Record<string, unknown> {
  * read again, so that a malformed model is refused with the path of the mistake, and a good one comes back equal.
  */
 export function modelFromJson(value: unknown): ComposeSpec {
+    checkNesting(value, 'the model');
     const read = new ShapeReader();
     const spec = read.object(value, []);
     const services = read.object(spec.services, ['services']);

@@ -137,6 +137,52 @@ describe('deploy manager: compose model endpoints', () => {
         await expectError('/api/compose/validate', { text: 'services: {}', secrets: { A: 1 } }, /secrets\.A/);
     });
 
+    it('answers 422 to alias bombs, self-referencing and unresolved aliases and deep nesting, on every route that reads compose', async () => {
+        const service = 'services:\n  web:\n    image: nginx:1.25\n';
+        const laughs = ['a: &a [l, l, l, l, l, l, l, l, l]'];
+        for (const [index, name] of ['b', 'c', 'd', 'e', 'f', 'g'].entries()) {
+            const previous = String.fromCharCode('a'.charCodeAt(0) + index);
+            laughs.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`);
+        }
+
+        const bad: Array<{ text: string; error: RegExp }> = [
+            { text: `x-loop: &loop\n  again: *loop\n${service}`, error: /line 2: the alias \*loop refers to a node that contains it$/ },
+            { text: `x-base: &base\n  <<: *base\n${service}`, error: /line 2: the alias \*base refers to a node that contains it$/ },
+            { text: `${service}    labels: &labels [*labels]\n`, error: /line 4: the alias \*labels refers to a node that contains it$/ },
+            { text: `x-lol:\n  ${laughs.join('\n  ')}\n${service}`, error: /aliases expand to more than 1000 copies$/ },
+            { text: `${service}    entrypoint: *nowhere\n`, error: /the alias \*nowhere names no anchor before it$/ },
+            { text: `${service}    x-deep: ${'['.repeat(100)}${']'.repeat(100)}\n`, error: /nested deeper than 64 levels$/ },
+        ];
+        const created = await editor.post('/api/apps', { name: 'aliases', image: 'nginx', tag: '1.25' });
+        expect(created.status, created.text).to.equal(201);
+        const draftBefore = (await editor.get('/api/apps/aliases')).body;
+        for (const { text, error } of bad) {
+            for (const [method, path, payload] of [
+                ['post', '/api/compose/parse', { text }],
+                ['post', '/api/compose/validate', { text }],
+                ['put', '/api/apps/aliases/compose', { mode: 'text', text, acceptRisks: true }],
+                ['put', '/api/apps/aliases/draft', { compose: text }],
+            ] as const) {
+                const response = await editor[method](path, payload);
+                expect(response.status, `${path}: ${response.text}`).to.equal(422);
+                expect((response.body as { error: string }).error).to.match(error);
+            }
+        }
+
+        expect((await editor.get('/api/apps/aliases')).body).to.equal(draftBefore);
+        let deep: unknown = 'x';
+        for (let level = 0; level < 3000; level += 1) {
+            deep = [deep];
+        }
+
+        const spec = { services: { web: { image: 'nginx:1.25', extra: { 'x-deep': deep } } } };
+        for (const path of ['/api/compose/render', '/api/compose/validate']) {
+            const response = await editor.post(path, { spec });
+            expect(response.status, response.text).to.equal(422);
+            expect((response.body as { error: string }).error).to.equal('spec: the model is nested deeper than 64 levels');
+        }
+    });
+
     it('is for editors: a viewer gets 403, a stranger 401, and a request without the CSRF header 403', async () => {
         const text = fixture('01-webapp-postgres.yaml');
         const payloads: Record<string, unknown> = {
