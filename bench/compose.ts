@@ -1,6 +1,7 @@
 import YAML from 'yaml';
 
-import { lintCompose, parseCompose, renderCompose } from '../plugins/deploy/compose/compose-model.ts';
+import { loadConfig } from '../lib/config.ts';
+import { lintCompose, lintContextFor, parseCompose, renderCompose } from '../plugins/deploy/compose/compose-model.ts';
 import { type BenchFigure, LOAD_SECONDS } from './harness.ts';
 
 const SERVICES = 20;
@@ -64,9 +65,10 @@ function medianMilliseconds(work: () => void): { median: number; iterations: num
 /** Parse + lint + render of a 20-service compose file, against parsing and writing the same YAML alone. */
 export async function benchCompose(): Promise<BenchFigure> {
     const text = twentyServiceFile();
+    const context = lintContextFor(loadConfig({}), { app: 'bench' });
     const model = medianMilliseconds(() => {
         const spec = parseCompose(text);
-        lintCompose(spec);
+        lintCompose(spec, context);
         renderCompose(spec);
     });
     const yamlOnly = medianMilliseconds(() => {

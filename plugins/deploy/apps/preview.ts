@@ -3,7 +3,7 @@ import Path from 'node:path';
 
 import type { Server } from '@hapi/hapi';
 
-import { type Finding, lintCompose, parseCompose, validateCompose } from '../compose/compose-model.ts';
+import { type Finding, lintCompose, lintContextFor, parseCompose, validateCompose } from '../compose/compose-model.ts';
 import { checkSite, parseSite } from '../nginx/site-model.ts';
 import { draftFiles } from './app-files.ts';
 import { type AppRecord, apps } from './app-service.ts';
@@ -29,7 +29,7 @@ export async function previewApp(server: Server, app: AppRecord) {
     const site = parseSite(app.draft.nginx);
     const lint: Finding[] = [
         ...(await validateCompose(spec, { secrets, checkHostPorts: false })),
-        ...lintCompose(spec),
+        ...lintCompose(spec, lintContextFor(server.app.config, { app: app.name, values: secrets })),
         ...checkSite(site.spec),
     ];
     const certificateDir = Path.join(server.app.config.apps.certificatesDir, app.domain);

@@ -1,45 +1,40 @@
-import { describePort, describeVolume, isLoopback } from './compose-entries.ts';
-import type { ComposeService, ComposeSpec, Finding, FindingLevel } from './compose-model.ts';
+import { describePort, isLoopback } from './compose-entries.ts';
+import type { LintContext } from './compose-host-paths.ts';
+import { interpolate } from './compose-interpolation.ts';
+import { bindVolumes, foreignResources, HOST_PATH_RULES, secretFiles } from './compose-lint-host.ts';
+import { PRIVILEGE_RULES } from './compose-lint-privileges.ts';
+import type { ComposePort, ComposeService, ComposeSpec, Finding, FindingLevel } from './compose-model.ts';
 import { formatPath, type PathSegment } from './compose-path.ts';
-
-const DOCKER_SOCKETS = ['/var/run/docker.sock', '/run/docker.sock'];
-
-/** Host paths whose mount gives a container power over the host, or its secrets; subpaths included. */
-const SENSITIVE_TREES = [
-    '/etc',
-    '/root',
-    '/var/run',
-    '/run',
-    '/proc',
-    '/sys',
-    '/boot',
-    '/dev',
-    '/var/lib/docker',
-    '/usr',
-    '/bin',
-    '/sbin',
-    '/lib',
-];
-
-/** Mounted whole, these are too much; their subfolders (/home/alice/photos) are ordinary data. */
-const SENSITIVE_EXACT = ['/', '/home', '/var', '/srv', '/mnt', '/opt', '~'];
-
-/** Read-only files from /etc that images commonly need and that give nothing away. */
-const HARMLESS_READ_ONLY = ['/etc/localtime', '/etc/timezone', '/etc/machine-id', '/etc/hosts', '/etc/resolv.conf'];
-
-const DANGEROUS_CAPABILITIES = ['ALL', 'SYS_ADMIN', 'CAP_SYS_ADMIN', 'SYS_MODULE', 'CAP_SYS_MODULE', 'SYS_PTRACE', 'CAP_SYS_PTRACE'];
 
 const SECRET_NAME = /PASSWORD|PASSWD|SECRET|TOKEN|(^|_)KEY($|_)|APIKEY|PRIVATE/i;
 const NOT_SECRET_VALUE = /^(true|false|yes|no|on|off|0|1|none|null)$/i;
 
-type Rule = (name: string, service: ComposeService, report: Reporter) => void;
-type Reporter = (level: FindingLevel, field: PathSegment[], message: string, fix: string) => void;
+export type Reporter = (level: FindingLevel, field: PathSegment[], message: string, fix: string) => void;
 
-const RULES: Rule[] = [
-    privileged,
-    hostNamespaces,
-    dangerousCapabilities,
-    mountedVolumes,
+interface Lint {
+    context: LintContext;
+    /** A value of the file with its `${VAR}`s substituted, as the deploy substitutes them. */
+    text: (value: string) => string;
+}
+
+export interface ServiceLint extends Lint {
+    name: string;
+    service: ComposeService;
+    /** Reports a finding at a field of the service. */
+    report: Reporter;
+}
+
+export interface ProjectLint extends Lint {
+    spec: ComposeSpec;
+    /** Reports a finding at a path from the top of the file. */
+    report: Reporter;
+}
+
+export type ServiceRule = (lint: ServiceLint) => void;
+
+const SERVICE_RULES: ServiceRule[] = [
+    ...PRIVILEGE_RULES,
+    ...HOST_PATH_RULES,
     publishedPorts,
     imageTag,
     healthcheck,
@@ -49,120 +44,55 @@ const RULES: Rule[] = [
     dependencyConditions,
 ];
 
-export function lintServices(spec: ComposeSpec): Finding[] {
+const PROJECT_RULES: Array<(lint: ProjectLint) => void> = [bindVolumes, secretFiles, foreignResources];
+
+export function lintSpec(spec: ComposeSpec, context: LintContext): Finding[] {
     const findings: Finding[] = [];
+    const text = (value: string) => interpolate(value, context.values);
     for (const [name, service] of Object.entries(spec.services)) {
         const report: Reporter = (level, field, message, fix) => {
             findings.push({ path: formatPath(['services', name, ...field]), level, message, service: name, field: String(field[0]), fix });
         };
-        RULES.forEach((rule) => rule(name, service, report));
+        SERVICE_RULES.forEach((rule) => rule({ name, service, context, text, report }));
     }
 
+    const report: Reporter = (level, path, message, fix) => findings.push({ path: formatPath(path), level, message, fix });
+    PROJECT_RULES.forEach((rule) => rule({ spec, context, text, report }));
     return findings;
 }
 
-function privileged(name: string, service: ComposeService, report: Reporter): void {
-    if (service.privileged === true) {
-        report(
-            'risk',
-            ['privileged'],
-            `${name} runs privileged: it has every capability and every device of the host`,
-            'remove privileged: true, and add only the capabilities it needs with cap_add',
-        );
-    }
-}
-
-function hostNamespaces(name: string, service: ComposeService, report: Reporter): void {
-    if (service.network_mode === 'host') {
-        report(
-            'risk',
-            ['network_mode'],
-            `${name} uses the host's network: every port it opens is open on the host, and it sees the host's interfaces`,
-            'remove network_mode: host and publish the ports it needs on 127.0.0.1',
-        );
-    }
-
-    if (service.pid === 'host') {
-        report('risk', ['pid'], `${name} shares the host's process namespace: it sees and may signal every process`, 'remove pid: host');
-    }
-}
-
-function dangerousCapabilities(name: string, service: ComposeService, report: Reporter): void {
-    (service.cap_add ?? []).forEach((capability, index) => {
-        if (DANGEROUS_CAPABILITIES.includes(capability.toUpperCase())) {
-            report(
-                'risk',
-                ['cap_add', index],
-                `${name} adds the capability ${capability}, close to full control of the host`,
-                `remove ${capability} from cap_add`,
-            );
-        }
-    });
-}
-
-function mountedVolumes(name: string, service: ComposeService, report: Reporter): void {
-    (service.volumes ?? []).forEach((volume, index) => {
-        const mount = describeVolume(volume);
-        if (mount.type !== 'bind' || mount.source === undefined) {
-            return;
-        }
-
-        const source = normaliseHostPath(mount.source);
-        if (DOCKER_SOCKETS.includes(source)) {
-            report(
-                'risk',
-                ['volumes', index],
-                `${name} mounts the Docker socket: it can start containers as root on the host`,
-                'remove the mount, or put a socket proxy that allows only the calls it needs in between',
-            );
-        } else if (isSensitiveHostPath(source, mount.readOnly)) {
-            report(
-                'risk',
-                ['volumes', index],
-                `${name} mounts the sensitive host path ${mount.source}`,
-                'mount a named volume or a folder of the app instead (./data:/data)',
-            );
-        }
-    });
-}
-
-function normaliseHostPath(source: string): string {
-    const trimmed = source.replace(/\/+$/, '');
-    return trimmed === '' ? '/' : trimmed;
-}
-
-function isSensitiveHostPath(source: string, readOnly: boolean): boolean {
-    if (readOnly && HARMLESS_READ_ONLY.includes(source)) {
-        return false;
-    }
-
-    const homeFolder = /^\/home\/[^/]+$/.test(source) || /^~\/?[^/]*$/.test(source);
-    return (
-        SENSITIVE_EXACT.includes(source) || homeFolder || SENSITIVE_TREES.some((tree) => source === tree || source.startsWith(`${tree}/`))
-    );
-}
-
-function publishedPorts(name: string, service: ComposeService, report: Reporter): void {
-    if (service.network_mode === 'host') {
+function publishedPorts({ name, service, context, report, text }: ServiceLint): void {
+    if (service.network_mode !== undefined && text(service.network_mode) === 'host') {
         return;
     }
 
     (service.ports ?? []).forEach((port, index) => {
-        const description = describePort(port);
-        if (!isLoopback(description.hostIp)) {
-            const where = description.hostIp === '' ? 'every interface' : description.hostIp;
-            const published = description.published ?? 'a random port';
-            report(
-                'risk',
-                ['ports', index],
-                `${name} publishes ${published} on ${where}, reachable without the proxy and its sign-in`,
-                `publish on 127.0.0.1 only: "127.0.0.1:${description.published ?? description.target}:${description.target}"`,
-            );
+        if (!isLoopback(describePort(port, context.values).hostIp)) {
+            const { message, fix } = describePublished(name, port);
+            report('risk', ['ports', index], message, fix);
         }
     });
 }
 
-function imageTag(name: string, service: ComposeService, report: Reporter): void {
+/** A port is judged with its variables' values but described without them: they come from the secrets, which findings never show. */
+function describePublished(name: string, port: ComposePort): { message: string; fix: string } {
+    const reachable = 'reachable without the proxy and its sign-in';
+    if (JSON.stringify(port).includes('$')) {
+        return {
+            message: `${name} publishes ${typeof port === 'object' ? JSON.stringify(port) : port} beyond 127.0.0.1, ${reachable}`,
+            fix: 'publish on 127.0.0.1 only: "127.0.0.1:<host port>:<container port>"',
+        };
+    }
+
+    const description = describePort(port);
+    const where = description.hostIp === '' ? 'every interface' : description.hostIp;
+    return {
+        message: `${name} publishes ${description.published ?? 'a random port'} on ${where}, ${reachable}`,
+        fix: `publish on 127.0.0.1 only: "127.0.0.1:${description.published ?? description.target}:${description.target}"`,
+    };
+}
+
+function imageTag({ name, service, report }: ServiceLint): void {
     const image = service.image;
     if (image === undefined || image.startsWith('$') || image.includes('@')) {
         return;
@@ -182,7 +112,7 @@ function imageTag(name: string, service: ComposeService, report: Reporter): void
     }
 }
 
-function healthcheck(name: string, service: ComposeService, report: Reporter): void {
+function healthcheck({ name, service, report }: ServiceLint): void {
     if (service.healthcheck === undefined) {
         report(
             'warning',
@@ -193,7 +123,7 @@ function healthcheck(name: string, service: ComposeService, report: Reporter): v
     }
 }
 
-function restartPolicy(name: string, service: ComposeService, report: Reporter): void {
+function restartPolicy({ name, service, report }: ServiceLint): void {
     if (service.restart === undefined) {
         report(
             'warning',
@@ -204,7 +134,7 @@ function restartPolicy(name: string, service: ComposeService, report: Reporter):
     }
 }
 
-function inlineSecrets(name: string, service: ComposeService, report: Reporter): void {
+function inlineSecrets({ name, service, report }: ServiceLint): void {
     for (const [variable, value] of Object.entries(service.environment ?? {})) {
         const looksSecret = SECRET_NAME.test(variable) && !/_FILE$/i.test(variable);
         if (looksSecret && value !== null && value !== '' && !value.includes('$') && !NOT_SECRET_VALUE.test(value)) {
@@ -218,7 +148,7 @@ function inlineSecrets(name: string, service: ComposeService, report: Reporter):
     }
 }
 
-function dataVolumes(name: string, service: ComposeService, report: Reporter): void {
+function dataVolumes({ name, service, report }: ServiceLint): void {
     if ((service.volumes ?? []).length === 0) {
         report(
             'info',
@@ -229,7 +159,7 @@ function dataVolumes(name: string, service: ComposeService, report: Reporter): v
     }
 }
 
-function dependencyConditions(name: string, service: ComposeService, report: Reporter): void {
+function dependencyConditions({ name, service, report }: ServiceLint): void {
     if (Array.isArray(service.depends_on) && service.depends_on.length > 0) {
         report(
             'info',

@@ -3,7 +3,8 @@
  * and rendered to YAML without loss. What the model does not cover is kept verbatim in `extra`.
  */
 import { checkConfiguration } from './compose-checks.ts';
-import { lintServices } from './compose-lint.ts';
+import type { LintContext } from './compose-host-paths.ts';
+import { lintSpec } from './compose-lint.ts';
 import { plainFromModel } from './compose-read.ts';
 import { writeComposeText } from './compose-yaml.ts';
 import { schemaFindings } from './compose-schema.ts';
@@ -172,9 +173,14 @@ export async function validateCompose(spec: ComposeSpec, options: ValidateOption
     return [...schema, ...configuration];
 }
 
-/** Risks (need acceptRisks to deploy), warnings and information about how the services are set up. */
-export function lintCompose(spec: ComposeSpec): Finding[] {
-    return lintServices(spec);
+export { type LintContext, lintContextFor } from './compose-host-paths.ts';
+
+/**
+ * Risks (need acceptRisks to deploy), warnings and information about how the services are set up. Host paths
+ * are judged where the deploy will find them: after `${VAR}`s take the context's values, against its app folder.
+ */
+export function lintCompose(spec: ComposeSpec, context: LintContext): Finding[] {
+    return lintSpec(spec, context);
 }
 
 export function hasUnacceptedRisks(findings: Finding[]): boolean {

@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { forField, ValidationError } from '../../../lib/errors.ts';
-import { type ComposeSpec, lintCompose, parseCompose, renderCompose, validateCompose } from './compose-model.ts';
+import { type ComposeSpec, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from './compose-model.ts';
 import { modelFromJson } from './compose-read.ts';
 
 interface ComposeInput {
@@ -39,6 +39,7 @@ export const renderComposeSpec: Lifecycle.Method = (request) => {
 export const validateComposeFile: Lifecycle.Method = async (request) => {
     const input = request.payload as ComposeInput;
     const spec = specFrom(input);
-    const errors = await validateCompose(spec, { secrets: input.secrets ?? {} });
-    return { ok: errors.length === 0, errors, lint: lintCompose(spec) };
+    const secrets = input.secrets ?? {};
+    const errors = await validateCompose(spec, { secrets });
+    return { ok: errors.length === 0, errors, lint: lintCompose(spec, lintContextFor(request.server.app.config, { values: secrets })) };
 };

@@ -12,7 +12,15 @@ import { ROOT_DIR } from '../../../server.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
-import { type Finding, hasUnacceptedRisks, lintCompose, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
+import {
+    type Finding,
+    hasUnacceptedRisks,
+    lintCompose,
+    lintContextFor,
+    parseCompose,
+    renderCompose,
+    validateCompose,
+} from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
 import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
 import { checkSite, parseSite, renderSite, type SiteSpec } from '../nginx/site-model.ts';
@@ -63,7 +71,7 @@ export class LifecycleService {
     async deploy(name: string, actor: DeployUser, acceptRisks = false): Promise<number> {
         const app = await apps(this.#server).require(name);
         await this.#refuseWhileRunning(app.name);
-        await this.#checkCompose(app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks);
+        await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks);
         return await this.#startWithFiles(app, 'deploy', actor);
     }
 
@@ -73,7 +81,7 @@ export class LifecycleService {
         const text = chosen.text ?? renderCompose(forField('spec', () => modelFromJson(chosen.spec)));
         const secrets = { ...(await apps(this.#server).secretsOf(app.name)), ...(update.secrets ?? {}) };
         await this.#refuseWhileRunning(app.name);
-        await this.#checkCompose(text, secrets, update.acceptRisks === true);
+        await this.#checkCompose(app.name, text, secrets, update.acceptRisks === true);
         const saved = await apps(this.#server).saveDraft(app.name, {
             compose: text,
             composeEditor: update.mode,
@@ -146,14 +154,14 @@ export class LifecycleService {
         }
     }
 
-    async #checkCompose(text: string, secrets: Record<string, string>, acceptRisks: boolean): Promise<void> {
+    async #checkCompose(app: string, text: string, secrets: Record<string, string>, acceptRisks: boolean): Promise<void> {
         const spec = forField('compose', () => parseCompose(text));
         const errors = await validateCompose(spec, { secrets, checkHostPorts: false });
         if (errors.length > 0) {
             throw new ValidationError(`the compose file cannot be deployed: ${describe(errors)}`);
         }
 
-        const findings = lintCompose(spec);
+        const findings = lintCompose(spec, lintContextFor(this.#server.app.config, { app, values: secrets }));
         if (!acceptRisks && hasUnacceptedRisks(findings)) {
             const risks = findings.filter((finding) => finding.level === 'risk');
             throw new ValidationError(`lint found risks; send acceptRisks: true to deploy anyway: ${describe(risks)}`);

@@ -7,12 +7,14 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import YAML from 'yaml';
 
+import { loadConfig } from '../../../lib/config.ts';
 import { ValidationError } from '../../../lib/errors.ts';
 import {
     type ComposeSpec,
     type Finding,
     hasUnacceptedRisks,
     lintCompose,
+    lintContextFor,
     parseCompose,
     renderCompose,
     validateCompose,
@@ -365,14 +367,21 @@ const LINT_CASES: Array<{ file: string; findings: string[][] }> = [
     { file: 'depends-on-list.yaml', findings: [['info', 'services.app.depends_on']] },
 ];
 
+/** A Gatehouse whose data folder is nowhere near the fixtures' paths. */
+const LINT_CONTEXT = lintContextFor(loadConfig({ DATA_DIR: Path.join(Os.tmpdir(), 'gatehouse-lint-fixtures') }), { app: 'app' });
+
+function lint(text: string): Finding[] {
+    return lintCompose(parseCompose(text), LINT_CONTEXT);
+}
+
 describe('compose model: lint', () => {
     it('finds nothing in a clean file', () => {
-        expect(lintCompose(parseCompose(fixture('lint/clean.yaml')))).to.equal([]);
+        expect(lint(fixture('lint/clean.yaml'))).to.equal([]);
     });
 
     for (const { file, findings } of LINT_CASES) {
         it(`fires on lint/${file}, and only there`, () => {
-            const found = lintCompose(parseCompose(fixture(`lint/${file}`)));
+            const found = lint(fixture(`lint/${file}`));
             expect(brief(found)).to.equal(findings);
             for (const finding of found) {
                 expect(finding.service).to.exist();
@@ -384,7 +393,7 @@ describe('compose model: lint', () => {
     }
 
     it('names the service and the field, and suggests the fix', () => {
-        const [finding] = lintCompose(parseCompose(fixture('lint/all-interfaces.yaml')));
+        const [finding] = lint(fixture('lint/all-interfaces.yaml'));
         expect(finding).to.equal({
             path: 'services.app.ports[0]',
             level: 'risk',
@@ -396,8 +405,8 @@ describe('compose model: lint', () => {
     });
 
     it('tells whether findings hold risks that need accepting', () => {
-        expect(hasUnacceptedRisks(lintCompose(parseCompose(fixture('lint/privileged.yaml'))))).to.be.true();
-        expect(hasUnacceptedRisks(lintCompose(parseCompose(fixture('lint/no-restart.yaml'))))).to.be.false();
+        expect(hasUnacceptedRisks(lint(fixture('lint/privileged.yaml')))).to.be.true();
+        expect(hasUnacceptedRisks(lint(fixture('lint/no-restart.yaml')))).to.be.false();
         expect(hasUnacceptedRisks([])).to.be.false();
     });
 });
