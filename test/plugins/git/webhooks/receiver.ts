@@ -2,6 +2,8 @@
 import Http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { waitUntil } from '../../../helpers.ts';
+
 export interface ReceivedDelivery {
     headers: Http.IncomingHttpHeaders;
     body: string;
@@ -38,15 +40,12 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         received,
         answers,
         async waitFor(count, timeoutMs = 15_000) {
-            const deadline = Date.now() + timeoutMs;
-            while (received.length < count) {
-                if (Date.now() > deadline) {
-                    throw new Error(`expected ${count} deliveries, got ${received.length}`);
-                }
-
-                await new Promise((resolve) => setTimeout(resolve, 20));
-            }
-
+            await waitUntil(`${count} deliveries reached the receiver`, () => received.length >= count, {
+                timeoutMs,
+                intervalMs: 20,
+            }).catch((error: Error) => {
+                throw new Error(`${error.message} (it got ${received.length})`);
+            });
             return received.slice(0, count);
         },
         async close() {
