@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { executeCronTask } from '../../../../plugins/git/cron/lease.ts';
-import { createTestServer, type TestServer } from '../../../helpers.ts';
+import { createTestServer, type TestServer, waitUntil } from '../../../helpers.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -35,14 +35,17 @@ describe('cron: one run per tick across servers', () => {
         expect((await executeCronTask(first.database.knex, first.config, request)).status).to.equal('skipped');
     });
 
-    it('runs a scheduled task once per tick with two servers on one database', { timeout: 30_000 }, async () => {
+    it('runs a scheduled task once per tick with two servers on one database', { timeout: 60_000 }, async () => {
+        const scheduled = () => first.database.knex('cron_executions').where({ task: 'delete_old_system_notices', cause: 'schedule' });
         await Promise.all([first.server.start(), second.server.start()]);
-        await new Promise((resolve) => setTimeout(resolve, 9_000));
+        await waitUntil(
+            'two ticks of the schedule have run',
+            async () => Number((await scheduled().where({ status: 'success' }).count({ count: '*' }).first())?.count ?? 0) >= 2,
+            { timeoutMs: 45_000, intervalMs: 200 },
+        );
+        // Stopping waits for the task's workers to end, so no execution is left half done.
         await Promise.all([first.server.stop(), second.server.stop()]);
-        const executions = await first.database
-            .knex('cron_executions')
-            .where({ task: 'delete_old_system_notices', cause: 'schedule' })
-            .select('slot', 'holder', 'status');
+        const executions = await scheduled().select('slot', 'holder', 'status');
         const slots = executions.map((execution: { slot: number }) => Number(execution.slot));
         expect(executions.length).to.be.at.least(2);
         expect(new Set(slots).size).to.equal(slots.length);
