@@ -165,19 +165,38 @@ export function startServerProcess(environment: Record<string, string>): Running
 }
 
 export async function waitForHealth(port: number, server: RunningServer): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-        try {
-            const response = await fetch(`http://127.0.0.1:${port}/api/health`);
-            if (response.ok) {
-                return;
-            }
-        } catch {
-            // not listening yet
+    const healthy = () =>
+        fetch(`http://127.0.0.1:${port}/api/health`).then(
+            (response) => response.ok,
+            () => false, // not listening yet
+        );
+    await waitUntil(`the server on port ${port} answers /api/health`, healthy, { timeoutMs: 30_000, intervalMs: 100 }).catch(
+        (error: Error) => {
+            throw new Error(`${error.message}; its output:\n${server.output()}`);
+        },
+    );
+}
+
+/**
+ * Polls `check` until it returns a value other than undefined, null or false, and returns that value; fails with
+ * `what` in the message after `timeoutMs`. Tests wait for conditions with this, never with fixed sleeps.
+ */
+export async function waitUntil<T>(
+    what: string,
+    check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+    { timeoutMs = 15_000, intervalMs = 25 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const value = await check();
+        if (value !== undefined && value !== null && value !== false) {
+            return value;
         }
 
-        await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+        if (Date.now() > deadline) {
+            throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+        }
 
-    throw new Error(`server did not become healthy:\n${server.output()}`);
+        await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
 }

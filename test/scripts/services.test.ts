@@ -6,7 +6,7 @@ import Https from 'node:https';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { freePort, temporaryDirectory } from '../helpers.ts';
+import { freePort, temporaryDirectory, waitUntil } from '../helpers.ts';
 import { parseExports, runServicesScript } from '../support/services.ts';
 
 export const lab = Lab.script();
@@ -80,17 +80,12 @@ describe('scripts/services.sh', () => {
                 );
                 const down = runServicesScript('down', environment);
                 expect(down.status, down.stderr).to.equal(0);
-                for (let attempt = 0; attempt < 50; attempt += 1) {
-                    if (
-                        !(await fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`).then(
-                            () => true,
-                            () => false,
-                        ))
-                    )
-                        break;
-                    await new Promise((resolve) => setTimeout(resolve, 100));
-                }
-
+                const nginxAnswers = () =>
+                    fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`).then(
+                        () => true,
+                        () => false,
+                    );
+                await waitUntil('nginx stops answering', async () => !(await nginxAnswers()), { timeoutMs: 5_000, intervalMs: 100 });
                 await expect(fetch(`http://127.0.0.1:${exported.NGINX_HTTP_PORT}/`)).to.reject();
                 await expect(fetch(`http://${exported.REGISTRY_URL}/v2/`)).to.reject();
             } finally {

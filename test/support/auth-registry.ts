@@ -9,7 +9,7 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { freePort, temporaryDirectory } from '../helpers.ts';
+import { freePort, temporaryDirectory, waitUntil } from '../helpers.ts';
 
 export interface AuthRegistry {
     /** 127.0.0.1:<port>, as REGISTRY_URL takes it. */
@@ -44,21 +44,10 @@ function ensureHtpasswd(): void {
 }
 
 async function waitUntilAnswering(url: string, ca: string): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-        const status = spawnSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', ca, `https://${url}/v2/`], {
-            encoding: 'utf8',
-        });
-        if (status.stdout === '401') {
-            return;
-        }
-
-        if (Date.now() > deadline) {
-            throw new Error(`the authenticating registry at ${url} did not come up`);
-        }
-
-        await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const asksForCredentials = () =>
+        spawnSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', ca, `https://${url}/v2/`], { encoding: 'utf8' })
+            .stdout === '401';
+    await waitUntil(`the authenticating registry at ${url} answers 401`, asksForCredentials, { timeoutMs: 20_000, intervalMs: 200 });
 }
 
 export async function startAuthRegistry(): Promise<AuthRegistry> {

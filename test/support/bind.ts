@@ -10,7 +10,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import type { TsigAlgorithm } from '../../plugins/deploy/dns/wire/tsig.ts';
-import { freePort, temporaryDirectory } from '../helpers.ts';
+import { freePort, temporaryDirectory, waitUntil } from '../helpers.ts';
 
 export interface BindKey {
     name: string;
@@ -94,19 +94,21 @@ ns  IN A   127.0.0.1
 async function waitUntilAnswering(port: number, named: ChildProcess, output: () => string): Promise<void> {
     const resolver = new Dns.promises.Resolver({ timeout: 500, tries: 1 });
     resolver.setServers([`127.0.0.1:${port}`]);
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    while (Date.now() < deadline) {
+    const answers = async () => {
         if (named.exitCode !== null) {
-            throw new Error(`named exited with ${named.exitCode}:\n${output()}`);
+            throw new Error(`named exited with ${named.exitCode}`);
         }
-        try {
-            await resolver.resolveSoa(ZONE);
-            return;
-        } catch {
-            await new Promise((resolve) => setTimeout(resolve, 200));
-        }
-    }
-    throw new Error(`named did not answer on 127.0.0.1:${port} within ${START_TIMEOUT_MS} ms:\n${output()}`);
+
+        return await resolver.resolveSoa(ZONE).then(
+            () => true,
+            () => false,
+        );
+    };
+    await waitUntil(`named answers on 127.0.0.1:${port}`, answers, { timeoutMs: START_TIMEOUT_MS, intervalMs: 200 }).catch(
+        (error: Error) => {
+            throw new Error(`${error.message}:\n${output()}`);
+        },
+    );
 }
 
 function stopProcess(named: ChildProcess): Promise<void> {

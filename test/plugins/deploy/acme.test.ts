@@ -13,7 +13,7 @@ import type { RenewalSummary } from '../../../plugins/deploy/acme/renewal.ts';
 import { certificatePaths } from '../../../plugins/deploy/host/certificate-info.ts';
 import { reloadNginx } from '../../../plugins/deploy/host/nginx-control.ts';
 import { ROOT_DIR } from '../../../server.ts';
-import { createTestServer, type TestServer, temporaryDirectory } from '../../helpers.ts';
+import { createTestServer, type TestServer, temporaryDirectory, waitUntil } from '../../helpers.ts';
 import { type RunningServices, type ServiceExports, startServices } from '../../support/services.ts';
 
 export const lab = Lab.script();
@@ -62,24 +62,20 @@ function httpGet(port: string, path: string, domain: string): Promise<{ status: 
 
 /** `nginx -s reload` returns once nginx has the signal, before its new workers answer: wait for the change to show. */
 async function eventually<T>(what: string, attempt: () => Promise<T>, accept: (value: T) => boolean): Promise<T> {
-    const deadline = Date.now() + 15_000;
     let last: unknown;
-    while (Date.now() < deadline) {
+    const accepted = async () => {
         try {
-            const value = await attempt();
-            if (accept(value)) {
-                return value;
-            }
-
-            last = value;
+            last = await attempt();
+            return accept(last as T) && { value: last as T };
         } catch (error) {
             last = error;
+            return false;
         }
-
-        await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-
-    throw new Error(`${what} did not happen in time; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    };
+    const { value } = await waitUntil(what, accepted, { timeoutMs: 15_000, intervalMs: 100 }).catch((error: Error) => {
+        throw new Error(`${error.message}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    });
+    return value;
 }
 
 /** scripts/services.sh writes pebble's configuration next to the certificate of its API (ACME_CA_FILE). */

@@ -13,7 +13,7 @@ import { logLines } from '../../../plugins/deploy/host/docker-logs.ts';
 import type { AppLogs, AppStatus, ContainerLogs, ContainerStatus } from '../../../plugins/deploy/status/status-service.ts';
 import { Browser } from '../../browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { freePort } from '../../helpers.ts';
+import { freePort, waitUntil } from '../../helpers.ts';
 import { buildTestImage, buildWebImage } from '../../support/images.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';
 
@@ -51,18 +51,15 @@ function composeLabels(service: string): Record<string, string> {
 }
 
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let last = await read();
-    while (!done(last)) {
-        if (Date.now() > deadline) {
-            throw new Error(`${what}: still ${JSON.stringify(last)}`);
-        }
-
-        await new Promise((resolve) => setTimeout(resolve, 250));
+    let last: T | undefined;
+    const settled = async () => {
         last = await read();
-    }
-
-    return last;
+        return done(last) && { value: last };
+    };
+    const { value } = await waitUntil(what, settled, { timeoutMs, intervalMs: 250 }).catch((error: Error) => {
+        throw new Error(`${error.message}: still ${JSON.stringify(last)}`);
+    });
+    return value;
 }
 
 function byService<T extends { service: string }>(items: T[], service: string): T {

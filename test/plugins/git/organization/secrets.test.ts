@@ -9,7 +9,7 @@ import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
 import { secrets } from '../../../../plugins/git/secrets/secret-service.ts';
 import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
 import { ROOT_DIR } from '../../../../server.ts';
-import { createTestServer, createTestUser, freePort, type TestServer, type TestUser } from '../../../helpers.ts';
+import { createTestServer, createTestUser, freePort, type TestServer, type TestUser, waitUntil } from '../../../helpers.ts';
 import { swaggerErrors } from '../../../swagger.ts';
 
 export const lab = Lab.script();
@@ -38,18 +38,17 @@ async function startLoggingServer(
     child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk));
     const url = `http://127.0.0.1:${port}`;
-    for (let attempt = 0; attempt < 300; attempt += 1) {
-        if (
-            await fetch(`${url}/api/health`).then(
-                (response) => response.ok,
-                () => false,
-            )
-        ) {
-            break;
-        }
-
-        await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const healthy = () =>
+        fetch(`${url}/api/health`).then(
+            (response) => response.ok,
+            () => false,
+        );
+    await waitUntil(`the server on port ${port} answers /api/health`, healthy, { timeoutMs: 30_000, intervalMs: 100 }).catch(
+        (error: Error) => {
+            child.kill('SIGKILL');
+            throw new Error(`${error.message}; its output:\n${Buffer.concat(chunks).toString('utf8')}`);
+        },
+    );
 
     return {
         url,
