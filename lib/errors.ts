@@ -114,6 +114,7 @@ function giteaRule(detail: Joi.ValidationErrorItem): string {
         'any.only': 'In',
         'string.email': 'Email',
         'string.max': 'MaxSize',
+        'array.max': 'MaxSize',
         'string.min': 'MinSize',
         'string.pattern.base': 'Pattern',
         'string.isoDate': 'Date',

@@ -127,6 +127,71 @@ PACKAGE_TYPES = [
 ]
 
 
+# Bounds on what requests may carry, answered 422 `[Field]: MaxSize`; Gitea's Swagger document states none. Gitea's
+# binding limits (modules/structs) where it has them, otherwise what the column that stores the field holds
+# (migrations/), so that no value reaches the database too long for it. A TEXT column holds 65,535 bytes on MariaDB:
+# `x-gatehouse-max-bytes` bounds such a field in UTF-8 bytes rather than in characters.
+def chars(count):
+    return {"maxLength": count}
+
+
+TEXT_COLUMN = {"x-gatehouse-max-bytes": 65535}
+ORG_LIMITS = {
+    "full_name": chars(100),
+    "email": chars(255),
+    "description": chars(255),
+    "website": chars(255),
+    "location": chars(50),
+}
+# Users' addresses are also kept in email_addresses.lower_email, an indexed column of 191 characters (Gitea: 254).
+USER_LIMITS = {"full_name": chars(100), "email": chars(191), "password": chars(255), "login_name": chars(255)}
+HOOK_LIMITS = {
+    "name": chars(255),
+    "branch_filter": chars(255),
+    # Sealed into a TEXT column and sent as a header: bounded well below what the column would hold.
+    "authorization_header": chars(4096),
+}
+# The URL is also recorded with each delivery (hook_tasks.request_info, TEXT); the secret is sealed like the header.
+HOOK_CONFIG_LIMITS = {"url": chars(4096), "content_type": chars(8), "secret": chars(4096)}
+ISSUE_LIMITS = {"title": chars(255), "ref": chars(255), "body": TEXT_COLUMN}
+FIELD_LIMITS = {
+    "CreateUserOption": {"username": chars(40), **USER_LIMITS},
+    "EditUserOption": {**USER_LIMITS, "website": chars(255), "location": chars(50), "description": chars(255)},
+    "RenameUserOption": {"new_username": chars(40)},
+    "CreateOrgOption": {"username": chars(40), **ORG_LIMITS},
+    "EditOrgOption": ORG_LIMITS,
+    "CreateRepoOption": {"name": chars(100), "description": chars(2048), "default_branch": chars(100)},
+    "CreateKeyOption": {"title": chars(191), "key": TEXT_COLUMN},
+    "CreateHookOption": HOOK_LIMITS,
+    "EditHookOption": HOOK_LIMITS,
+    "CreateHookOptionConfig": HOOK_CONFIG_LIMITS,
+    "CreateIssueOption": ISSUE_LIMITS,
+    "EditIssueOption": ISSUE_LIMITS,
+    "CreateIssueCommentOption": {"body": TEXT_COLUMN},
+    # A slug is badges.slug; a request names a handful of badges, never thousands.
+    "UserBadgeOption": {"badge_slugs": {"maxItems": 100, "items": {"type": "string", **chars(191)}}},
+}
+PATH_PARAMETER_LIMITS = {"secretname": chars(191)}
+
+
+def bound(schema, field, limits):
+    """Adds a field's limits to an object schema, declaring the field (a string) where a map left it implicit."""
+    schema.setdefault("properties", {}).setdefault(field, {"type": "string"}).update(limits)
+
+
+def add_limits(paths, definitions):
+    for name, fields in FIELD_LIMITS.items():
+        for field, limits in fields.items():
+            bound(definitions[name], field, limits)
+    for field, limits in HOOK_CONFIG_LIMITS.items():
+        bound(definitions["EditHookOption"]["properties"]["config"], field, limits)
+    for path_item in paths.values():
+        for operation in path_item.values():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "path" and parameter["name"] in PATH_PARAMETER_LIMITS:
+                    parameter.update(PATH_PARAMETER_LIMITS[parameter["name"]])
+
+
 def strip_text(node):
     """Drops every description (Gitea's prose) and Go package notes, keeping names and types."""
     if isinstance(node, dict):
@@ -205,6 +270,7 @@ def main():
     definitions["Package"] = strip_text(full["definitions"]["Package"])
     definitions["PackageFile"] = strip_text(full["definitions"]["PackageFile"])
 
+    add_limits(paths, definitions)
     responses["PackageList"] = {"schema": {"type": "array", "items": {"$ref": "#/definitions/Package"}}}
     for name, response in responses.items():
         response["description"] = name

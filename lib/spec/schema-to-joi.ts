@@ -14,6 +14,9 @@ export interface JsonSchema {
     maximum?: number;
     minLength?: number;
     maxLength?: number;
+    /** Our own: a bound in UTF-8 bytes, for text stored in a column whose size is counted in bytes (MariaDB's TEXT). */
+    'x-gatehouse-max-bytes'?: number;
+    maxItems?: number;
     pattern?: string;
     default?: unknown;
     'x-go-name'?: string;
@@ -50,7 +53,8 @@ export class SchemaConverter {
         return target;
     }
 
-    toJoi(schema: JsonSchema): Joi.Schema {
+    /** `itemLabel` names a list's items in errors: Gitea names the list field, not the item. */
+    toJoi(schema: JsonSchema, itemLabel?: string): Joi.Schema {
         if (schema.$ref) {
             // A cycle (Repository.parent) is only possible in responses; requests never nest that deep.
             if (this.#building.has(schema.$ref)) {
@@ -59,22 +63,22 @@ export class SchemaConverter {
 
             this.#building.add(schema.$ref);
             try {
-                return this.toJoi(this.resolve(schema));
+                return this.toJoi(this.resolve(schema), itemLabel);
             } finally {
                 this.#building.delete(schema.$ref);
             }
         }
 
-        const joi = this.#typed(schema);
+        const joi = this.#typed(schema, itemLabel);
         return schema.default === undefined ? joi : joi.default(schema.default);
     }
 
-    #typed(schema: JsonSchema): Joi.Schema {
+    #typed(schema: JsonSchema, itemLabel?: string): Joi.Schema {
         switch (schema.type) {
             case 'object':
                 return this.#object(schema);
             case 'array':
-                return Joi.array().items(schema.items ? this.toJoi(schema.items) : Joi.any());
+                return this.#array(schema, itemLabel);
             case 'string':
                 return this.#string(schema);
             case 'integer':
@@ -94,8 +98,8 @@ export class SchemaConverter {
         const keys: Record<string, Joi.Schema> = {};
         const required = new Set(schema.required ?? []);
         for (const [name, property] of Object.entries(schema.properties ?? {})) {
-            const label = property[FIELD_LABEL] ?? name;
-            const joi = this.toJoi(property).label(label);
+            const goName = property[FIELD_LABEL];
+            const joi = this.toJoi(property, goName).label(goName ?? name);
             // Gitea's Required binding refuses an empty string as it refuses a missing field.
             const isString = this.resolve(property).type === 'string';
             keys[name] = required.has(name) ? (isString ? joi.required().invalid('') : joi.required()) : joi;
@@ -112,6 +116,12 @@ export class SchemaConverter {
         return object;
     }
 
+    #array(schema: JsonSchema, itemLabel: string | undefined): Joi.Schema {
+        const items = schema.items ? this.toJoi(schema.items) : Joi.any();
+        const joi = Joi.array().items(itemLabel === undefined ? items : items.label(itemLabel));
+        return schema.maxItems === undefined ? joi : joi.max(schema.maxItems);
+    }
+
     #string(schema: JsonSchema): Joi.Schema {
         if (schema.enum) {
             return Joi.string().valid(...(schema.enum as string[]));
@@ -126,8 +136,16 @@ export class SchemaConverter {
             joi = joi.min(schema.minLength).disallow('');
         }
 
+        // joi keeps one `max` rule per schema: a bound in characters or one in bytes, never both.
+        const maxBytes = schema['x-gatehouse-max-bytes'];
+        if (schema.maxLength !== undefined && maxBytes !== undefined) {
+            throw new Error('A string schema takes maxLength or x-gatehouse-max-bytes, not both');
+        }
+
         if (schema.maxLength !== undefined) {
             joi = joi.max(schema.maxLength);
+        } else if (maxBytes !== undefined) {
+            joi = joi.max(maxBytes, 'utf8');
         }
 
         if (schema.pattern !== undefined) {
@@ -167,7 +185,9 @@ export function canonicaliseKeys(value: unknown, schema: JsonSchema, converter: 
         return value.map((item) => canonicaliseKeys(item, resolved.items as JsonSchema, converter));
     }
 
-    if (!value || typeof value !== 'object' || Array.isArray(value) || !resolved.properties) {
+    // A map (Go's map[string]string) matches its keys exactly; its declared properties only bound their values.
+    const isMap = typeof resolved.additionalProperties === 'object';
+    if (!value || typeof value !== 'object' || Array.isArray(value) || !resolved.properties || isMap) {
         return value;
     }
 

@@ -22,7 +22,10 @@ function toBadgeRow(raw: Record<string, unknown>): BadgeRow {
     return { id: Number(raw.id), slug: String(raw.slug), description: String(raw.description), image_url: String(raw.image_url) };
 }
 
+/** What the badges table's columns hold. */
 const MAX_SLUG_LENGTH = 191;
+const MAX_DESCRIPTION_LENGTH = 255;
+const MAX_IMAGE_URL_LENGTH = 2048;
 
 /**
  * Badges are defined here (Gitea has no API for that: its web admin and database seed them, our CLI will)
@@ -41,8 +44,20 @@ export class BadgeService {
 
     async define(definition: BadgeDefinition): Promise<BadgeRow> {
         const slug = definition.slug.trim();
-        if (slug === '' || slug.length > MAX_SLUG_LENGTH) {
+        if (slug === '') {
             throw new ValidationError(`invalid badge slug [slug: ${definition.slug}]`);
+        }
+
+        if (slug.length > MAX_SLUG_LENGTH) {
+            throw new ValidationError(`badge slug longer than ${MAX_SLUG_LENGTH} characters`);
+        }
+
+        if ((definition.description ?? '').length > MAX_DESCRIPTION_LENGTH) {
+            throw new ValidationError(`badge description longer than ${MAX_DESCRIPTION_LENGTH} characters`);
+        }
+
+        if ((definition.image_url ?? '').length > MAX_IMAGE_URL_LENGTH) {
+            throw new ValidationError(`badge image URL longer than ${MAX_IMAGE_URL_LENGTH} characters`);
         }
 
         return await this.#knex.transaction(async (trx) => {

@@ -104,6 +104,16 @@ describe('the git API loader', () => {
             expect(response.payload).to.contain('<strong>hi</strong>');
         });
 
+        it("matches a map's keys exactly, as Go does, although the spec bounds some of its values", async () => {
+            const create = async (config: Record<string, string>) =>
+                await context.server.inject({ method: 'POST', url: '/api/v1/admin/hooks', headers, payload: { type: 'gitea', config } });
+            const upper = await create({ URL: 'https://example.com/hook', content_type: 'json' });
+            expect(upper.statusCode).to.equal(422);
+            expect((upper.result as { message: string }).message).to.equal('Missing config option: url');
+            const long = await create({ url: `https://example.com/${'a'.repeat(4096)}`, content_type: 'json' });
+            expect((long.result as { message: string }).message).to.equal('[url]: MaxSize');
+        });
+
         it('refuses a value outside an enum, even in a repeatable query parameter', async () => {
             const response = await context.server.inject({ url: '/api/v1/notifications?subject-type=issue&subject-type=bogus', headers });
             expect(response.statusCode).to.equal(422);

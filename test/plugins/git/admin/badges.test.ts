@@ -53,6 +53,27 @@ describe('admin: user badges', () => {
             await expect(badges(context.server).define({ slug: '  ' })).to.reject(ValidationError);
             expect((await badges(context.server).bySlug('tester'))?.id).to.equal(badge.id);
         });
+
+        it('refuses a slug, description or image URL longer than its column holds, and keeps one that fits', async () => {
+            const define = (definition: { slug?: string; description?: string; image_url?: string }) =>
+                badges(context.server).define({ slug: 'long', ...definition });
+            await expect(define({ slug: 's'.repeat(192) })).to.reject(ValidationError, 'badge slug longer than 191 characters');
+            await expect(define({ description: 'd'.repeat(256) })).to.reject(
+                ValidationError,
+                'badge description longer than 255 characters',
+            );
+            await expect(define({ image_url: `https://img.example.com/${'i'.repeat(2025)}` })).to.reject(
+                ValidationError,
+                'badge image URL longer than 2048 characters',
+            );
+            expect(await badges(context.server).bySlug('long')).to.be.undefined();
+            const fits = await define({
+                slug: 's'.repeat(191),
+                description: 'é'.repeat(255),
+                image_url: `https://img.example.com/${'i'.repeat(2024)}`,
+            });
+            expect(fits.description).to.equal('é'.repeat(255));
+        });
     });
 
     describe('GET /admin/users/{username}/badges', () => {
