@@ -184,8 +184,13 @@ export function isValidGenericName(name: string): boolean {
     return GENERIC_NAME.test(name) && !loneSymbol && name !== '..' && name.length <= MAX_NAME_LENGTH;
 }
 
+/** Control characters (CR, LF, NUL...) would end up in headers, file names and logs; none is a version's. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+/** Gitea refuses a version with surrounding spaces; a slash cannot travel in a path, a control character anywhere. */
 export function isValidVersion(version: string): boolean {
-    return version !== '' && version.trim() === version && !version.includes('/') && version.length <= MAX_NAME_LENGTH;
+    const trimmed = version !== '' && version.trim() === version;
+    return trimmed && !version.includes('/') && !CONTROL_CHARACTER.test(version) && version.length <= MAX_NAME_LENGTH;
 }
 
 export function isValidFilename(filename: string): boolean {

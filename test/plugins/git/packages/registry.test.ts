@@ -128,12 +128,19 @@ describe('packages: the generic registry', () => {
     });
 
     describe('names', () => {
-        it('refuses bad package names, versions and file names with 400', async () => {
+        it('refuses bad package names, versions (control characters included) and file names with 400', async () => {
             for (const url of [
                 fileUrl('bad%20name', '1', 'a.txt'),
                 fileUrl('-', '1', 'a.txt'),
                 fileUrl('_', '1', 'a.txt'),
                 fileUrl('good', '%201.0', 'a.txt'),
+                fileUrl('good', '1.0%0A2', 'a.txt'),
+                fileUrl('good', '1.0%0D2', 'a.txt'),
+                fileUrl('good', '1.0%002', 'a.txt'),
+                fileUrl('good', '1.0%092', 'a.txt'),
+                fileUrl('good', '1.0%7F', 'a.txt'),
+                fileUrl('good', '1.0%C2%85', 'a.txt'),
+                fileUrl('good', '1'.repeat(192), 'a.txt'),
                 fileUrl('good', '1', 'dir%2Fa.txt'),
                 fileUrl('good', '1', '%20lead.txt'),
                 fileUrl('good', '1', 'back%5Cslash.txt'),
