@@ -9,6 +9,12 @@ import { RegistrationError, type RunnerRow, runners } from './runner-service.ts'
 
 const PREFIX = '/api/actions';
 
+/** The runner.v1.RunnerService procedures this server does not serve yet: 501, where an unknown name is a 404. */
+const UNIMPLEMENTED_PROCEDURES = new Set(['UpdateTask', 'UpdateLog']);
+
+/** A runner's labels are kept as JSON in a TEXT column (65,535 bytes on MariaDB). */
+const MAX_LABELS_BYTES = 65_535;
+
 type ConnectCode = 'invalid_argument' | 'unauthenticated' | 'not_found' | 'unimplemented' | 'internal';
 
 const HTTP_STATUS: Record<ConnectCode, number> = {
@@ -58,6 +64,15 @@ function texts(message: Message, jsonName: string, protoName?: string): string[]
     }
 
     return value as string[];
+}
+
+function labels(message: Message): string[] {
+    const value = texts(message, 'labels');
+    if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_LABELS_BYTES) {
+        throw new ConnectError('invalid_argument', `labels: longer than ${MAX_LABELS_BYTES} bytes`);
+    }
+
+    return value;
 }
 
 /** The Runner message; proto3 JSON leaves out empty fields and writes int64 as a string. */
@@ -123,14 +138,14 @@ const RUNNER_PROCEDURES: Record<string, Procedure> = {
             name: text(message, 'name'),
             token: text(message, 'token'),
             version: text(message, 'version'),
-            labels: texts(message, 'labels'),
+            labels: labels(message),
             ephemeral: field(message, 'ephemeral') === true,
         });
         return { runner: runnerMessage(runner, token) };
     },
     async Declare(request, message) {
         const runner = await authenticated(request);
-        const declared = await runners(request.server).declare(runner, text(message, 'version'), texts(message, 'labels'));
+        const declared = await runners(request.server).declare(runner, text(message, 'version'), labels(message));
         return { runner: runnerMessage(declared) };
     },
     // No workflow is dispatched to runners yet: the answer is always "no task", at tasks version 0.
@@ -139,6 +154,20 @@ const RUNNER_PROCEDURES: Record<string, Procedure> = {
         return {};
     },
 };
+
+/** Own names only: `constructor` or `toString` are no procedures. */
+function procedureNamed(name: string): Procedure {
+    const procedure = Object.hasOwn(RUNNER_PROCEDURES, name) ? RUNNER_PROCEDURES[name] : undefined;
+    if (procedure) {
+        return procedure;
+    }
+
+    if (UNIMPLEMENTED_PROCEDURES.has(name)) {
+        throw new ConnectError('unimplemented', `runner.v1.RunnerService.${name} is not implemented`);
+    }
+
+    throw new ConnectError('not_found', `no procedure runner.v1.RunnerService.${name.slice(0, 100)}`);
+}
 
 function answer(h: ResponseToolkit, body: Message, status = 200): ResponseObject {
     return h.response(body).code(status).type('application/json');
@@ -169,15 +198,7 @@ export const runnerProtocolPlugin: Plugin<undefined> = {
             options: { auth: false, payload: raw, plugins: NO_CSRF },
             async handler(request, h) {
                 try {
-                    const procedure = RUNNER_PROCEDURES[request.params.procedure as string];
-                    if (!procedure) {
-                        throw new ConnectError(
-                            'unimplemented',
-                            `runner.v1.RunnerService.${String(request.params.procedure)} is not implemented`,
-                        );
-                    }
-
-                    return answer(h, await procedure(request, parseBody(request)));
+                    return answer(h, await procedureNamed(request.params.procedure as string)(request, parseBody(request)));
                 } catch (error) {
                     return failure(h, error);
                 }

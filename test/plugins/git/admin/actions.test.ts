@@ -97,7 +97,10 @@ describe('admin: actions runners, runs and jobs', () => {
                 statusCode: 401,
                 body: { code: 'unauthenticated', message: 'unregistered runner' },
             });
-            expect((await callRunner(context.server, 'UpdateLog', {})).body.code).to.equal('unimplemented');
+            expect(await callRunner(context.server, 'UpdateLog', {})).to.equal({
+                statusCode: 501,
+                body: { code: 'unimplemented', message: 'runner.v1.RunnerService.UpdateLog is not implemented' },
+            });
             const proto = await context.server.inject({
                 method: 'POST',
                 url: '/api/actions/runner.v1.RunnerService/Register',
@@ -105,6 +108,29 @@ describe('admin: actions runners, runs and jobs', () => {
                 payload: Buffer.from([0x0a, 0x01, 0x78]),
             });
             expect(proto.statusCode).to.equal(415);
+        });
+
+        it('answers an unknown procedure, inherited names included, with a Connect 404', async () => {
+            for (const name of ['NoSuchProcedure', 'constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+                expect(await callRunner(context.server, name, {}), name).to.equal({
+                    statusCode: 404,
+                    body: { code: 'not_found', message: `no procedure runner.v1.RunnerService.${name}` },
+                });
+            }
+        });
+
+        it('refuses labels longer than their column holds with invalid_argument, on Register and Declare', async () => {
+            const tooMany = Array.from({ length: 7000 }, (_, index) => `label-${index}`);
+            const refused = { statusCode: 400, body: { code: 'invalid_argument', message: 'labels: longer than 65535 bytes' } };
+            const token = await registrationToken();
+            expect(await callRunner(context.server, 'Register', { name: 'labelled', token, labels: tooMany })).to.equal(refused);
+            expect(await context.database.knex('action_runners').where({ name: 'labelled' })).to.have.length(0);
+            const runner = await registerRunner(context.server, token, 'labelled');
+            expect(await callRunner(context.server, 'Declare', { version: 'v1', labels: tooMany }, runner.headers)).to.equal(refused);
+            const fits = tooMany.slice(0, 5000);
+            expect((await callRunner(context.server, 'Declare', { version: 'v1', labels: fits }, runner.headers)).statusCode).to.equal(200);
+            // The runners tests below count every runner: this one leaves none behind.
+            await context.database.knex('action_runners').where({ id: runner.id }).delete();
         });
 
         it('pings, registers, declares and fetches (no task yet) as a runner does', async () => {
