@@ -11,6 +11,7 @@ import { service } from '../../../lib/services.ts';
 import { parseCompose, renderCompose } from '../compose/compose-model.ts';
 import { defaultSite, parseSite, renderSite } from '../nginx/site-model.ts';
 import { appNameProblem } from './app-names.ts';
+import { checkDraftFields, checkSecretsSize, draftFromStored, storedDraftText } from './draft-shape.ts';
 
 export const ACCOUNT_METHODS = ['', 'recipe', 'oidc', 'saml', 'header', 'none', 'basic', 'autologin', 'own'] as const;
 export type AccountMethod = (typeof ACCOUNT_METHODS)[number];
@@ -72,7 +73,7 @@ function toApp(row: Record<string, unknown>): AppRecord {
         domain: String(row.domain),
         state: String(row.state),
         hostPort: Number(row.host_port),
-        draft: JSON.parse(String(row.draft)) as StoredDraft,
+        draft: draftFromStored(String(row.draft)),
         createdAt: Number(row.created_at),
         updatedAt: Number(row.updated_at),
     };
@@ -217,6 +218,7 @@ export class AppService {
 
     /** Saves any subset of the draft; compose and nginx text must parse, secrets are sealed apart from the rest. */
     async saveDraft(name: string, input: DraftInput): Promise<AppRecord> {
+        checkDraftFields(input);
         const app = await this.require(name);
         const { secrets, sharedPassword, ...fields } = input;
         if (fields.compose !== undefined) {
@@ -227,7 +229,7 @@ export class AppService {
             parseSite(fields.nginx);
         }
 
-        const update: Record<string, unknown> = { draft: JSON.stringify({ ...app.draft, ...fields }), updated_at: now() };
+        const update: Record<string, unknown> = { draft: storedDraftText({ ...app.draft, ...fields }), updated_at: now() };
         if (fields.title !== undefined) {
             update.title = fields.title;
         }
@@ -239,10 +241,9 @@ export class AppService {
                 }
             }
 
-            update.secrets_sealed = this.#server.app.sealer.seal(
-                JSON.stringify({ ...(await this.secretsOf(name)), ...secrets }),
-                this.#aad(name, 'secrets'),
-            );
+            const merged = { ...(await this.secretsOf(name)), ...secrets };
+            checkSecretsSize(merged);
+            update.secrets_sealed = this.#server.app.sealer.seal(JSON.stringify(merged), this.#aad(name, 'secrets'));
         }
 
         if (sharedPassword !== undefined) {

@@ -30,6 +30,24 @@ interface AppBody {
     identity?: { account: string };
 }
 
+/** A PUT with a JSON body written by hand: some bodies (thousands of levels deep) are more than JSON.stringify can make. */
+async function putRawJson(browser: Browser, baseUrl: string, path: string, body: string): Promise<{ status: number; body: unknown }> {
+    const response = await fetch(`${baseUrl}${path}`, {
+        method: 'PUT',
+        headers: {
+            'content-type': 'application/json',
+            cookie: [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+            'x-csrf-token': browser.cookies.get('dp_csrf') ?? '',
+        },
+        body,
+    });
+    return { status: response.status, body: (await response.json()) as unknown };
+}
+
+function nested(depth: number): string {
+    return `${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`;
+}
+
 describe('deploy manager: apps as drafts', () => {
     let server: DeployTestServer;
     let editor: Browser;
@@ -118,6 +136,119 @@ describe('deploy manager: apps as drafts', () => {
         expect((await editor.put('/api/apps/wiki/draft', { secrets: { 'bad-name': 'x' } })).status).to.equal(422);
         expect((await editor.put('/api/apps/wiki/draft', { account: 'magic' })).status).to.equal(422);
         expect((await editor.put('/api/apps/nope/draft', { title: 'x' })).status).to.equal(404);
+    });
+
+    describe('draft bounds', () => {
+        const appRow = async (name: string) => await server.context.database.knex('dp_apps').where({ name }).first();
+
+        /** Every body is refused with a 422 in the deploy API's shape, and the app's row stays as it was. */
+        const expectRefused = async (name: string, bodies: Array<object | string>) => {
+            const before = await appRow(name);
+            for (const body of bodies) {
+                const response =
+                    typeof body === 'string'
+                        ? await putRawJson(editor, server.baseUrl, `/api/apps/${name}/draft`, body)
+                        : await editor.put(`/api/apps/${name}/draft`, body);
+                const label = typeof body === 'string' ? body.slice(0, 80) : JSON.stringify(body).slice(0, 80);
+                expect(response.status, label).to.equal(422);
+                expect(Object.keys(response.body as object), label).to.equal(['error']);
+            }
+
+            expect(await appRow(name)).to.equal(before);
+        };
+
+        it('refuses a draft nested thousands deep (422) and writes nothing', async () => {
+            expect((await editor.post('/api/apps', { name: 'deep', image: 'nginx' })).status).to.equal(201);
+            await expectRefused('deep', [
+                `{"auth":{"groups":[],"x":${nested(5000)}}}`,
+                `{"auth":${nested(100_000)}}`,
+                `{"auth":{"groups":[{"pk":"1","name":"staff","x":${nested(5000)}}]}}`,
+                `{"auth":{"groups":[${'['.repeat(5000)}${']'.repeat(5000)}]}}`,
+                `{"secrets":{"A":${nested(5000)}}}`,
+            ]);
+        });
+
+        it('refuses unknown keys anywhere in the draft (422) and writes nothing', async () => {
+            expect((await editor.post('/api/apps', { name: 'closed', image: 'nginx' })).status).to.equal(201);
+            await expectRefused('closed', [
+                { colour: 'blue' },
+                { auth: { groups: [], owner: 'me' } },
+                { auth: { groups: [{ pk: 'a1', name: 'staff', role: 'admin' }] } },
+                { auth: { groups: [{ pk: 'a1' }] } },
+                { auth: { groups: ['staff'] } },
+                { compose: { services: {} } },
+                { step: { name: 'review' } },
+            ]);
+            const saved = await editor.put('/api/apps/closed/draft', { auth: { groups: [{ pk: 'a1b2', name: 'staff' }] } });
+            expect(saved.status, saved.text).to.equal(200);
+            expect((saved.body as { app: { draft: { auth: unknown } } }).app.draft.auth).to.equal({
+                groups: [{ pk: 'a1b2', name: 'staff' }],
+            });
+        });
+
+        it('refuses oversize strings, too many groups or secrets and a draft too large to store (422), writing nothing', async () => {
+            expect((await editor.post('/api/apps', { name: 'sizes', image: 'nginx' })).status).to.equal(201);
+            const { app } = (await editor.get('/api/apps/sizes')).body as AppBody;
+            const groups = (count: number) => Array.from({ length: count }, (_, index) => ({ pk: `pk${index}`, name: `group ${index}` }));
+            const secrets = (count: number, length: number) =>
+                Object.fromEntries(Array.from({ length: count }, (_, index) => [`SECRET_${index}`, 'x'.repeat(length)]));
+            await expectRefused('sizes', [
+                { title: 't'.repeat(256) },
+                { adminUser: 'a'.repeat(256) },
+                { samlAcs: `https://example.com/${'a'.repeat(2048)}` },
+                { samlAudience: 'a'.repeat(2049) },
+                { sharedUser: 'u'.repeat(256) },
+                { sharedPassword: 'p'.repeat(1025) },
+                { step: 's'.repeat(65) },
+                { compose: `${app.draft.compose}# ${'x'.repeat(70_000)}\n` },
+                { nginx: `${app.draft.nginx}# ${'x'.repeat(70_000)}\n` },
+                { auth: { groups: [{ pk: 'p'.repeat(65), name: 'staff' }] } },
+                { auth: { groups: [{ pk: 'a1', name: 'n'.repeat(256) }] } },
+                { auth: { groups: groups(101) } },
+                { secrets: { TOKEN: 'x'.repeat(16_385) } },
+                { secrets: secrets(201, 1) },
+                { secrets: secrets(4, 16_000) },
+                // Fewer characters than the limit, more bytes than a draft may take once stored as UTF-8.
+                { compose: `${app.draft.compose}# ${'€'.repeat(30_000)}\n` },
+                { compose: `${app.draft.compose}# ${'x'.repeat(40_000)}\n`, nginx: `${app.draft.nginx}# ${'x'.repeat(40_000)}\n` },
+            ]);
+            const largest = await editor.put('/api/apps/sizes/draft', { auth: { groups: groups(100) }, secrets: secrets(200, 200) });
+            expect(largest.status, largest.text).to.equal(200);
+        });
+
+        it('reads a stored draft of an odd, older shape without failing, keeping only what fits the draft', async () => {
+            expect((await editor.post('/api/apps', { name: 'legacy', image: 'nginx' })).status).to.equal(201);
+            const { app } = (await editor.get('/api/apps/legacy')).body as AppBody;
+            const longAcs = `https://legacy.example.com/${'a'.repeat(3000)}`;
+            const legacy = {
+                title: 'Legacy',
+                compose: app.draft.compose,
+                samlAcs: longAcs,
+                nginx: 42,
+                account: 'magic',
+                step: 'review',
+                sharedPassword: 'legacy-shared-password',
+                secrets: { OLD: 'legacy-secret-value' },
+                colour: 'blue',
+            };
+            const stored = `${JSON.stringify(legacy).slice(0, -1)},"auth":{"groups":[{"pk":"1","name":"x","y":${nested(3000)}}]}}`;
+            await server.context.database.knex('dp_apps').where({ name: 'legacy' }).update({ draft: stored });
+            const read = await viewer.get('/api/apps/legacy');
+            expect(read.status, read.text).to.equal(200);
+            const { draft, identity } = (read.body as { app: { draft: Record<string, unknown>; identity: { account: string } } }).app;
+            // Longer than a draft may be saved with now, but of the right shape: kept rather than lost.
+            expect(draft).to.include({ title: 'Legacy', compose: app.draft.compose, samlAcs: longAcs, nginx: '', step: 'review' });
+            expect(Object.keys(draft).sort()).to.equal(['compose', 'hasSharedPassword', 'nginx', 'samlAcs', 'secrets', 'step', 'title']);
+            expect(identity.account).to.equal('');
+            expect(read.text).to.not.contain('legacy-shared-password');
+            expect(read.text).to.not.contain('legacy-secret-value');
+            expect((await viewer.get('/api/apps')).status).to.equal(200);
+            await server.context.database.knex('dp_apps').where({ name: 'legacy' }).update({ draft: '{not json' });
+            expect((await viewer.get('/api/apps/legacy')).status).to.equal(200);
+            const saved = await editor.put('/api/apps/legacy/draft', { title: 'Mended' });
+            expect(saved.status, saved.text).to.equal(200);
+            expect((saved.body as AppBody).app.draft).to.include({ title: 'Mended', compose: '', nginx: '' });
+        });
     });
 
     it('shows secrets to editors and masks them for viewers', async () => {
