@@ -1,6 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { renderMarkup as render, renderRawMarkdown } from './markdown.ts';
+import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from './markdown.ts';
+import { mentions } from './mention-service.ts';
 
 interface MarkupPayload {
     Text?: string;
@@ -27,12 +28,17 @@ export const getLicenseTemplateInfo: Lifecycle.Method = (request) =>
     request.server.app.services.templates.license(request.params.name as string);
 
 /** Gitea answers render failures in plain text with a trailing newline, not as JSON. */
-const renderAnswer: Lifecycle.Method = (request, h) => {
+const renderAnswer: Lifecycle.Method = async (request, h) => {
     const payload = request.payload as MarkupPayload;
-    const result = render(
-        { text: payload.Text ?? '', mode: payload.Mode, context: payload.Context, filePath: payload.FilePath, wiki: payload.Wiki },
-        request.server.app.config.publicUrl,
-    );
+    const markup: RenderRequest = {
+        text: payload.Text ?? '',
+        mode: payload.Mode,
+        context: payload.Context,
+        filePath: payload.FilePath,
+        wiki: payload.Wiki,
+    };
+    markup.mentionable = await mentions(request.server).mentionable(mentionedNames(markup));
+    const result = render(markup, request.server.app.config.publicUrl);
     if (!result.ok) {
         return h.response(`${result.message}\n`).type('text/plain; charset=utf-8').code(422);
     }

@@ -13,6 +13,8 @@ export interface RenderRequest {
     context?: string;
     filePath?: string;
     wiki?: boolean;
+    /** Lower-case names of the users a comment's mentions may link to; any other mention stays text. */
+    mentionable?: ReadonlySet<string>;
 }
 export type RenderResult = { ok: true; html: string } | { ok: false; message: string };
 
@@ -32,6 +34,7 @@ interface LinkBases {
 type RenderEnv = {
     bases: LinkBases;
     issueRefs: boolean;
+    mentionable: ReadonlySet<string>;
     slugCounts: Map<string, number>;
 };
 
@@ -310,9 +313,12 @@ const REFERENCE_LINKER: TextLinker = {
                       length,
                   };
         }
+        if (user === undefined || !env.mentionable.has(user.toLowerCase())) {
+            return undefined;
+        }
         return {
             attrs: [
-                ['href', `${env.bases.rootUrl}${encodeURIComponent(user ?? '')}`],
+                ['href', `${env.bases.rootUrl}${encodeURIComponent(user)}`],
                 ['data-attr-class', markedClass('mention')],
             ],
             length,
@@ -377,7 +383,10 @@ function textLinkRule(linker: TextLinker, isEnabled: (env: RenderEnv) => boolean
             for (const token of block.children) {
                 linkDepth += token.type === 'link_open' ? 1 : token.type === 'link_close' ? -1 : 0;
                 const isCandidate = token.type === 'text' && linkDepth === 0 && linker.quickTest.test(token.content);
-                output.push(...(isCandidate ? linkTokens(state, token.content, linker, env) : [token]));
+                // One text token can hold tens of thousands of links: spreading them into push() would overflow the stack.
+                for (const linked of isCandidate ? linkTokens(state, token.content, linker, env) : [token]) {
+                    output.push(linked);
+                }
             }
             block.children = output;
         }
@@ -621,11 +630,11 @@ export function sanitizeHtml(html: string): string {
 // Public entry points
 // ---------------------------------------------------------------------------
 
-function renderWith(md: MarkdownRenderer, text: string, bases: LinkBases, issueRefs: boolean): string {
+function renderWith(md: MarkdownRenderer, text: string, bases: LinkBases, issueRefs: boolean, mentionable?: ReadonlySet<string>): string {
     if (text === '') {
         return '';
     }
-    const env: RenderEnv = { bases, issueRefs, slugCounts: new Map() };
+    const env: RenderEnv = { bases, issueRefs, mentionable: mentionable ?? new Set(), slugCounts: new Map() };
     return sanitizeHtml(md.render(text, env));
 }
 
@@ -638,8 +647,48 @@ export function renderRawMarkdown(text: string, rootUrl: string): string {
     return renderWith(plainMarkdown, text, plainBases(rootUrl), false);
 }
 
+function modeOf(request: RenderRequest): string {
+    return request.wiki === true ? 'wiki' : (request.mode ?? '');
+}
+
+/** Mentions link only to users that are looked up; at most this many distinct names are, the rest stay text. */
+export const MAX_MENTION_LOOKUPS = 1000;
+const MENTION_CANDIDATE = /@(\w[\w.-]*)/g;
+// User names are at most 40 characters long: a longer run names nobody and is not looked up.
+const MAX_USER_NAME_LENGTH = 40;
+
+// A loop, not /[.-]+$/, which backtracks quadratically through a long run of dots and dashes.
+function withoutTrailingDotsAndDashes(run: string): string {
+    let end = run.length;
+    while (end > 0 && (run[end - 1] === '.' || run[end - 1] === '-')) {
+        end--;
+    }
+    return run.slice(0, end);
+}
+
+/**
+ * The distinct lower-case names the text may mention, in order of first use, to look up before rendering it:
+ * a superset of what the mention rule links (it also scans code and links), none outside comment mode.
+ */
+export function mentionedNames(request: RenderRequest): string[] {
+    if (modeOf(request) !== 'comment' || !request.text.includes('@')) {
+        return [];
+    }
+    const names = new Set<string>();
+    for (const [, run = ''] of request.text.matchAll(MENTION_CANDIDATE)) {
+        const name = withoutTrailingDotsAndDashes(run).toLowerCase();
+        if (name.length <= MAX_USER_NAME_LENGTH) {
+            names.add(name);
+        }
+        if (names.size === MAX_MENTION_LOOKUPS) {
+            break;
+        }
+    }
+    return [...names];
+}
+
 export function renderMarkup(request: RenderRequest, rootUrl: string): RenderResult {
-    const mode = request.wiki === true ? 'wiki' : (request.mode ?? '');
+    const mode = modeOf(request);
     const context = request.context ?? '';
     const filePath = request.filePath ?? '';
     switch (mode) {
@@ -653,7 +702,7 @@ export function renderMarkup(request: RenderRequest, rootUrl: string): RenderRes
             }
             return { ok: true, html: renderWith(plainMarkdown, request.text, fileBases(rootUrl, context, filePath), false) };
         case 'comment':
-            return { ok: true, html: renderWith(commentMarkdown, request.text, commentBases(rootUrl, context), true) };
+            return { ok: true, html: renderWith(commentMarkdown, request.text, commentBases(rootUrl, context), true, request.mentionable) };
         case 'wiki':
             return { ok: true, html: renderWith(plainMarkdown, request.text, wikiBases(rootUrl, context), false) };
         default:

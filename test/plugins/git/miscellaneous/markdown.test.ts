@@ -96,6 +96,50 @@ describe('miscellaneous: markdown and markup rendering', () => {
         expect(html).to.contain(`href="${ROOT}org/repo/issues/12"`);
     });
 
+    it('links mentions of existing public users only in comment mode, as Gitea does', async () => {
+        await createTestUser(context.server, { name: 'Mention-Alice' });
+        const hidden = await createTestUser(context.server, { name: 'mention-hidden' });
+        await context.database.knex('users').where({ id: hidden.user.id }).update({ visibility: 2 });
+        const html = await markdown({ Text: 'hi @mention-alice, **@Mention-Alice** @mention-hidden @nobody-here', Mode: 'comment' });
+        expect(html).to.contain(`<a href="${ROOT}mention-alice" class="mention" rel="nofollow">@mention-alice</a>`);
+        expect(html).to.contain(`<strong><a href="${ROOT}Mention-Alice" class="mention" rel="nofollow">@Mention-Alice</a></strong>`);
+        expect(html).to.contain(' @mention-hidden @nobody-here');
+        expect(html).to.not.contain('mention-hidden"');
+        expect(html).to.not.contain('nobody-here"');
+        const plain = await markdown({ Text: 'hi @mention-alice', Mode: 'markdown' });
+        expect(plain).to.not.contain('class="mention"');
+    });
+
+    it('renders 50,000 mentions (200) with one look-up of a bounded number of names', async () => {
+        await createTestUser(context.server, { name: 'mention-bob' });
+        // Look-ups of users by a list of names; the token's own look-up may come from the read cache or not.
+        let queries = 0;
+        const count = (query: { sql: string }) => {
+            queries += /lower_name.+ in \(/i.test(query.sql) ? 1 : 0;
+        };
+        const renderCounted = async (text: string) => {
+            queries = 0;
+            context.database.knex.on('query', count);
+            try {
+                const response = await render('/api/v1/markdown', { Text: text, Mode: 'comment' });
+                expect(response.statusCode).to.equal(200);
+                return { html: response.payload, queries };
+            } finally {
+                context.database.knex.off('query', count);
+            }
+        };
+
+        const one = await renderCounted('@mention-bob');
+        expect(one.html).to.contain(`href="${ROOT}mention-bob"`);
+        const many = await renderCounted(Array.from({ length: 50_000 }, (_, index) => `@someone${index}`).join(' ') + ' @mention-bob');
+        expect(one.queries).to.equal(1);
+        expect(many.queries).to.equal(1);
+        expect(many.html).to.contain('@someone49999 ');
+        expect(many.html).to.not.contain('class="mention"');
+        const repeated = await renderCounted('@mention-bob '.repeat(50_000));
+        expect(repeated.html.split('class="mention"').length - 1).to.equal(50_000);
+    });
+
     it('answers 422 in plain text for an unknown mode', async () => {
         const response = await render('/api/v1/markdown', { Text: 'x', Mode: 'bogus' });
         expect(response.statusCode).to.equal(422);
