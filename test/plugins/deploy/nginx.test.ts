@@ -243,7 +243,9 @@ describe('deploy manager: /api/nginx', () => {
         }
 
         expect((await editor.post('/api/apps', { name: 'deep', image: 'nginx' })).status).to.equal(201);
-        const put = await editor.put('/api/apps/deep/nginx', { mode: 'text', text: deep });
+        // An app's site text is at most 65,535 characters, so the app route gets a deep one that fits.
+        const deepSite = `server {\n${'location / {\n'.repeat(2_000)}${'}\n'.repeat(2_000)}}\n`;
+        const put = await editor.put('/api/apps/deep/nginx', { mode: 'text', text: deepSite });
         expect(put.status, put.text).to.equal(422);
         expect((put.body as { error: string }).error).to.contain('line 33: blocks nested more than 32 deep');
         const written = await editor.put('/api/apps/deep/nginx', {
