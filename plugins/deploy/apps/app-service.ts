@@ -9,7 +9,7 @@ import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import { service } from '../../../lib/services.ts';
 import { parseCompose, renderCompose } from '../compose/compose-model.ts';
-import { defaultSite, parseSite, renderSite } from '../nginx/site-model.ts';
+import { defaultSite, parseSite, renderSite, sitePlaces } from '../nginx/site-model.ts';
 import { appNameProblem } from './app-names.ts';
 import { checkDraftFields, checkSecretsSize, draftFromStored, storedDraftText } from './draft-shape.ts';
 
@@ -226,7 +226,7 @@ export class AppService {
         }
 
         if (fields.nginx !== undefined) {
-            parseSite(fields.nginx);
+            parseSite(fields.nginx, sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain }));
         }
 
         const update: Record<string, unknown> = { draft: storedDraftText({ ...app.draft, ...fields }), updated_at: now() };

@@ -4,7 +4,7 @@ import Path from 'node:path';
 import type { Server } from '@hapi/hapi';
 
 import { type Finding, lintCompose, lintContextFor, parseCompose, validateCompose } from '../compose/compose-model.ts';
-import { checkSite, parseSite } from '../nginx/site-model.ts';
+import { checkSite, parseSite, sitePlaces } from '../nginx/site-model.ts';
 import { draftFiles } from './app-files.ts';
 import { type AppRecord, apps } from './app-service.ts';
 import { checkAvailability } from './availability.ts';
@@ -26,11 +26,12 @@ export async function previewApp(server: Server, app: AppRecord) {
     const secrets = await service.secretsOf(app.name);
     const written = await draftFiles(server, app, true);
     const shown = await draftFiles(server, app, false);
-    const site = parseSite(app.draft.nginx);
+    const places = sitePlaces(server.app.config, { name: app.name, domain: app.domain });
+    const site = parseSite(app.draft.nginx, places);
     const lint: Finding[] = [
         ...(await validateCompose(spec, { secrets, checkHostPorts: false })),
         ...lintCompose(spec, lintContextFor(server.app.config, { app: app.name, values: secrets })),
-        ...checkSite(site.spec),
+        ...checkSite(site.spec, places),
     ];
     const certificateDir = Path.join(server.app.config.apps.certificatesDir, app.domain);
     const plan = {

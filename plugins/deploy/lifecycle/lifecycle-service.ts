@@ -23,7 +23,7 @@ import {
 } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
 import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
-import { checkSite, parseSite, renderSite, type SiteSpec } from '../nginx/site-model.ts';
+import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
 
 const RUN_SCRIPT = Path.join(ROOT_DIR, 'jobs', 'app-run.ts');
@@ -94,7 +94,8 @@ export class LifecycleService {
         const app = await apps(this.#server).require(name);
         const chosen = pick(update.mode, update.spec, update.text);
         const text = chosen.text ?? forField('spec', () => renderSite(chosen.spec as SiteSpec));
-        const errors = checkSite(forField(update.mode === 'model' ? 'spec' : 'text', () => parseSite(text)).spec).filter(
+        const places = sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain });
+        const errors = checkSite(forField(update.mode === 'model' ? 'spec' : 'text', () => parseSite(text, places)).spec, places).filter(
             (finding) => finding.level === 'error',
         );
         if (update.mode === 'model' && errors.length > 0) {
