@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { now } from '../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import { service } from '../../../lib/services.ts';
-import { isValidEmail } from '../../git/identity/names.ts';
+import { isValidEmail } from '../../../lib/email.ts';
 import { type HashPriority, hashPassword, verifyPassword } from '../../../lib/passwords.ts';
 
 export const DEPLOY_ROLES = ['viewer', 'editor', 'admin'] as const;

@@ -9,6 +9,7 @@ import Docker from 'dockerode';
 import { LABEL } from '../host/compose-labels.ts';
 import { appNameProblem } from './app-names.ts';
 import { apps } from './app-service.ts';
+import { withFallbackAfter } from '../../../lib/timeout.ts';
 
 export interface Check {
     /** true: free; false: taken or wrong; null: could not be told (say, no Docker engine). */
@@ -21,18 +22,6 @@ export interface Availability {
     domain: string;
     available: boolean;
     checks: Record<'name' | 'dns' | 'folder' | 'site' | 'container' | 'certificate', Check>;
-}
-
-async function withTimeout<T>(work: Promise<T>, milliseconds: number, fallback: T): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<T>((resolve) => {
-        timer = setTimeout(() => resolve(fallback), milliseconds);
-    });
-    try {
-        return await Promise.race([work, timeout]);
-    } finally {
-        clearTimeout(timer);
-    }
 }
 
 function localAddresses(): Set<string> {
@@ -51,7 +40,7 @@ async function dnsCheck(domain: string): Promise<Check> {
         (answers) => answers.map((answer) => answer.address),
         () => [] as string[],
     );
-    const addresses = await withTimeout(lookup, 2000, null);
+    const addresses = await withFallbackAfter(lookup, 2000, null);
     if (addresses === null) {
         return { ok: false, reason: `${domain}: the DNS lookup timed out` };
     }
@@ -77,7 +66,7 @@ async function containerCheck(name: string): Promise<Check> {
         (containers) => containers.length,
         () => null,
     );
-    const count = await withTimeout(listing, 3000, null);
+    const count = await withFallbackAfter(listing, 3000, null);
     if (count === null) {
         return { ok: null, reason: 'the Docker engine could not be reached, so containers were not checked' };
     }

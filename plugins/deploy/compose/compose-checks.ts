@@ -8,6 +8,7 @@ import { interpolate, type InterpolationProblem } from './compose-interpolation.
 import type { ComposeSpec, Finding } from './compose-model.ts';
 import { formatPath, type PathSegment } from './compose-path.ts';
 import { plainFromModel } from './compose-read.ts';
+import { withTimeout } from '../../../lib/timeout.ts';
 
 export interface CheckOptions {
     secrets: Record<string, string>;
@@ -173,22 +174,10 @@ async function isPortFree(port: number, udp: boolean): Promise<boolean> {
     });
 }
 
-async function withTimeout<T>(work: Promise<T>, milliseconds: number): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timed out')), milliseconds);
-    });
-    try {
-        return await Promise.race([work, timeout]);
-    } finally {
-        clearTimeout(timer);
-    }
-}
-
 async function reachableDocker(): Promise<Docker | undefined> {
     const docker = new Docker();
     try {
-        await withTimeout(docker.ping(), DOCKER_TIMEOUT_MS);
+        await withTimeout(docker.ping(), DOCKER_TIMEOUT_MS, 'the Docker engine');
         return docker;
     } catch {
         return undefined;
@@ -223,11 +212,11 @@ async function imageFindings(spec: ComposeSpec, secrets: Record<string, string>)
 async function imageResolves(docker: Docker, reference: string): Promise<boolean> {
     const image = docker.getImage(reference);
     try {
-        await withTimeout(image.inspect(), IMAGE_TIMEOUT_MS);
+        await withTimeout(image.inspect(), IMAGE_TIMEOUT_MS, 'the image inspection');
         return true;
     } catch {
         try {
-            await withTimeout(image.distribution(), IMAGE_TIMEOUT_MS);
+            await withTimeout(image.distribution(), IMAGE_TIMEOUT_MS, 'the registry');
             return true;
         } catch (error) {
             return !isUnknownImage(error);

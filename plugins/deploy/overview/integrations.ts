@@ -6,6 +6,7 @@ import { dockerClient } from '../host/docker-client.ts';
 import { type NginxOutcome, testNginxConfiguration } from '../host/nginx-control.ts';
 import { nginxBinary } from '../nginx/nginx-test.ts';
 import { checkHttp } from '../host/http-check.ts';
+import { withTimeout } from '../../../lib/timeout.ts';
 
 const ENGINE_TIMEOUT_MS = 3000;
 const NGINX_TEST_CACHE_MS = 60_000;
@@ -58,15 +59,9 @@ export interface DnsIntegration {
     ttl: number;
 }
 
-function timeout(ms: number, what: string): Promise<never> {
-    return new Promise((_resolve, reject) => {
-        setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms).unref();
-    });
-}
-
 export async function dockerEngineIntegration(): Promise<DockerEngineIntegration> {
     try {
-        const version = await Promise.race([dockerClient().version(), timeout(ENGINE_TIMEOUT_MS, 'the Docker engine')]);
+        const version = await withTimeout(dockerClient().version(), ENGINE_TIMEOUT_MS, 'the Docker engine');
         return { reachable: true, version: version.Version, apiVersion: version.ApiVersion, error: null };
     } catch (error) {
         const { code, message } = error as NodeJS.ErrnoException;

@@ -10,6 +10,8 @@ import type { Knex } from 'knex';
 import type { Config } from '../../../lib/config.ts';
 import { runGit } from '../repositories/repository-service.ts';
 import { aggregateStatus, STATUS } from '../actions/status.ts';
+import { directorySize } from '../../../lib/files.ts';
+import { withTimeout } from '../../../lib/timeout.ts';
 
 export interface TaskContext {
     knex: Knex;
@@ -47,28 +49,6 @@ async function repositoriesOnDisk(context: TaskContext): Promise<RepositoryOnDis
         fullName: `${String(row.owner_name)}/${String(row.name)}`,
         directory: Path.join(context.config.repositoriesDir, String(row.owner_name).toLowerCase(), `${String(row.lower_name)}.git`),
     }));
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    });
-    try {
-        return await Promise.race([work, timeout]);
-    } finally {
-        clearTimeout(timer);
-    }
-}
-
-async function directorySize(directory: string): Promise<number> {
-    let total = 0;
-    for (const entry of await Fs.promises.readdir(directory, { withFileTypes: true })) {
-        const path = Path.join(directory, entry.name);
-        total += entry.isDirectory() ? await directorySize(path) : entry.isFile() ? (await Fs.promises.lstat(path)).size : 0;
-    }
-
-    return total;
 }
 
 function reason(error: unknown): string {

@@ -81,12 +81,5 @@ export function repositoryNameProblem(name: string): NameProblem | undefined {
     return undefined;
 }
 
-const EMAIL_PATTERN =
-    /^[\w.!#$%&'*+/=?^`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
-
-export function isValidEmail(email: string): boolean {
-    return email.length <= 254 && EMAIL_PATTERN.test(email) && !email.startsWith('-');
-}
-
 export const VISIBILITIES = ['public', 'limited', 'private'] as const;
 export type Visibility = (typeof VISIBILITIES)[number];

@@ -7,7 +7,8 @@ import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from './format.ts';
-import { isValidEmail, userNameProblem, VISIBILITIES, type Visibility } from './names.ts';
+import { isValidEmail } from '../../../lib/email.ts';
+import { userNameProblem, VISIBILITIES, type Visibility } from './names.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.ts';
 
 export const USER_TYPE = { individual: 0, organization: 1 } as const;

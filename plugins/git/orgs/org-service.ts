@@ -6,7 +6,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/err
 import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
 import { service } from '../../../lib/services.ts';
-import { isValidEmail } from '../identity/names.ts';
+import { isValidEmail } from '../../../lib/email.ts';
 import { type ApiOrganization, toApiOrganization } from '../identity/format.ts';
 import { countOwnedThings, toUserRow, USER_TYPE, type UserPage, type UserRow, users, visibilityValue } from '../identity/user-service.ts';
 

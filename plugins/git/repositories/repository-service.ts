@@ -14,6 +14,7 @@ import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { repositoryNameProblem } from '../identity/names.ts';
 import { onUserRename, registerOwnedThings, users, type UserRow } from '../identity/user-service.ts';
 import { repositoryEvents } from '../webhooks/repository-events.ts';
+import { directorySize } from '../../../lib/files.ts';
 
 export const DEFAULT_BRANCH = 'main';
 const README_TEMPLATES = ['Default'];
@@ -206,20 +207,6 @@ async function inspectRepository(gitDir: string): Promise<DiskFacts> {
     const preferred = [head, DEFAULT_BRANCH, 'master'].find((name) => name !== undefined && branches.includes(name));
     const defaultBranch = preferred ?? (branches[0] as string);
     return { defaultBranch, isEmpty: false, objectFormat, headNeedsMoving: defaultBranch !== head };
-}
-
-async function directorySize(directory: string): Promise<number> {
-    let total = 0;
-    for (const entry of await Fs.promises.readdir(directory, { withFileTypes: true })) {
-        const path = Path.join(directory, entry.name);
-        if (entry.isDirectory()) {
-            total += await directorySize(path);
-        } else if (entry.isFile()) {
-            total += (await Fs.promises.lstat(path)).size;
-        }
-    }
-
-    return total;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
