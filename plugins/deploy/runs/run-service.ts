@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { now, toRfc3339 } from '../../../lib/database.ts';
+import { isUniqueViolation, now, toRfc3339 } from '../../../lib/database.ts';
 import { ConflictError, NotFoundError } from '../../../lib/errors.ts';
 import { service } from '../../../lib/services.ts';
 import { audit } from '../accounts/audit-service.ts';
@@ -77,20 +77,7 @@ export class RunService {
 
     /** Starts a run and answers its id at once; 409 while the app has a run in progress. */
     async start(request: StartRun): Promise<number> {
-        const runId = await this.#knex.transaction(async (trx) => {
-            if (await trx('dp_runs').where({ app_name: request.app, state: 'running' }).first('id')) {
-                throw new ConflictError(`another run is in progress for ${request.app}`);
-            }
-
-            const [id] = await trx('dp_runs').insert({
-                app_name: request.app,
-                kind: request.kind,
-                state: 'running',
-                started_by: request.actor.id,
-                started_at: now(),
-            });
-            return Number(id);
-        });
+        const runId = await this.#insertRunning(request);
         await audit(this.#server).record({
             actor: request.actor,
             action: `runs.${request.kind}`,
@@ -99,6 +86,25 @@ export class RunService {
         });
         void this.#execute(runId, request);
         return runId;
+    }
+
+    /**
+     * The unique index on `running_app` (the app's name while a run is running, NULL after) makes "no run in
+     * progress" and the insert one atomic step, on both databases and across server processes.
+     */
+    async #insertRunning(request: StartRun): Promise<number> {
+        try {
+            const [id] = await this.#knex('dp_runs').insert({
+                app_name: request.app,
+                kind: request.kind,
+                state: 'running',
+                started_by: request.actor.id,
+                started_at: now(),
+            });
+            return Number(id);
+        } catch (error) {
+            throw isUniqueViolation(error) ? new ConflictError(`another run is in progress for ${request.app}`) : error;
+        }
     }
 
     async #execute(runId: number, request: StartRun): Promise<void> {

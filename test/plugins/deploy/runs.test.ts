@@ -9,7 +9,7 @@ import { runs } from '../../../plugins/deploy/runs/run-service.ts';
 import { ROOT_DIR } from '../../../server.ts';
 import type { Browser } from '../../browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { createTestServer } from '../../helpers.ts';
+import { createTestServer, waitUntil } from '../../helpers.ts';
 import { readEvents } from '../../support/sse.ts';
 
 export const lab = Lab.script();
@@ -75,6 +75,24 @@ describe('deploy manager: runs and their live logs', () => {
         expect(messages.at(-1)?.event).to.equal('end');
     });
 
+    it('starts exactly one of many concurrent runs of an app; the others get 409, and the app is free once it ends', async () => {
+        const service = runs(server.context.server);
+        const user = await actor();
+        const start = () => service.start({ app: 'racer', kind: 'race', actor: user, script: STEPS, data: { steps: 2, delayMs: 50 } });
+        const outcomes = await Promise.allSettled(Array.from({ length: 8 }, start));
+        const started = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+        const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+        expect(started.length).to.equal(1);
+        expect(refused.map((outcome) => (outcome.reason as Error).constructor)).to.equal(Array(7).fill(ConflictError));
+        expect((await service.list('racer')).map((run) => run.state)).to.equal(['running']);
+
+        const runId = (started[0] as PromiseFulfilledResult<number>).value;
+        expect((await readEvents(viewer, `/api/runs/${runId}/events`)).at(-1)?.event).to.equal('end');
+        const next = await start();
+        expect((await readEvents(viewer, `/api/runs/${next}/events`)).at(-1)?.event).to.equal('end');
+        expect((await service.get(next)).state).to.equal('succeeded');
+    });
+
     it('gives a late subscriber everything, and a reconnecting one only what it missed', async () => {
         const runId = await runs(server.context.server).start({
             app: 'runner',
@@ -125,6 +143,14 @@ describe('deploy manager: runs and their live logs', () => {
             expect(run.state).to.equal('interrupted');
             const events = await runs(restarted.server).eventsAfter(Number(id), 0);
             expect(events.at(-1)?.text).to.contain('interrupted');
+            const next = await runs(restarted.server).start({
+                app: 'runner',
+                kind: 'after-restart',
+                actor: await actor(),
+                script: STEPS,
+                data: { steps: 1, delayMs: 1 },
+            });
+            await waitUntil('the run after the restart ended', async () => (await runs(restarted.server).get(next)).state !== 'running');
         } finally {
             await restarted.server.stop();
         }
