@@ -49,9 +49,11 @@ export class Sealer {
 
 /**
  * The master key comes from MASTER_KEY when set; otherwise from DATA_DIR/master.key, which is
- * generated (mode 0600) on first start.
+ * generated (mode 0600) on first start. DATA_DIR is made here (0700) when missing, before anything
+ * else puts files in it; an existing folder keeps its mode.
  */
 export function loadMasterKey(dataDir: string, configured: string | undefined): Buffer {
+    Fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (configured) {
         return Buffer.from(configured, 'hex');
     }
@@ -67,7 +69,6 @@ export function loadMasterKey(dataDir: string, configured: string | undefined): 
     }
 
     const key = Crypto.randomBytes(32);
-    Fs.mkdirSync(dataDir, { recursive: true });
     Fs.writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
     return key;
 }

@@ -12,24 +12,33 @@ export function databaseKind(databaseUrl: string): DatabaseKind {
     return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'mysql';
 }
 
-/** knex options for `sqlite:<file>` (better-sqlite3) or `mysql://user:password@host:port/database` (mysql2). */
+/**
+ * knex options for `sqlite:<file>` (better-sqlite3) or `mysql://user:password@host:port/database` (mysql2). A failed
+ * statement's error carries the statement with its placeholders, not with its values inlined (lib/logging.ts).
+ */
 export function knexConfig(databaseUrl: string): Knex.Config {
     if (databaseKind(databaseUrl) === 'sqlite') {
         const filename = databaseUrl.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-        if (filename !== ':memory:') {
-            Fs.mkdirSync(Path.dirname(Path.resolve(filename)), { recursive: true });
+        const onDisk = filename !== ':memory:';
+        if (onDisk) {
+            createPrivateFile(filename);
         }
 
         return {
             client: 'better-sqlite3',
             connection: { filename },
             useNullAsDefault: true,
+            compileSqlOnError: false,
             pool: {
                 min: 1,
                 max: 1,
                 afterCreate(connection: SqliteConnection, done: (error: Error | null) => void) {
                     reuseStatementsAndLockEarly(connection);
                     connection.pragma('journal_mode = WAL');
+                    if (onDisk) {
+                        narrowSqliteFileModes(filename);
+                    }
+
                     // WAL's recommended durability: a commit never corrupts the database; a power cut may lose the last commits.
                     connection.pragma('synchronous = NORMAL');
                     connection.pragma('foreign_keys = ON');
@@ -43,6 +52,7 @@ export function knexConfig(databaseUrl: string): Knex.Config {
     const url = new URL(databaseUrl.replace(/^mariadb:/, 'mysql:'));
     return {
         client: 'mysql2',
+        compileSqlOnError: false,
         connection: {
             host: url.hostname,
             port: url.port ? Number(url.port) : 3306,
@@ -55,6 +65,39 @@ export function knexConfig(databaseUrl: string): Knex.Config {
         },
         pool: { min: 0, max: 10 },
     };
+}
+
+/** The database holds every secret the server keeps, sealed or hashed: its folder is 0700, its files 0600. */
+const PRIVATE_FOLDER_MODE = 0o700;
+const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * Made before better-sqlite3 opens the file, so that it never exists with a wider mode (the umask can only take
+ * bits away). SQLite gives the -wal and -shm files the mode of the database file.
+ */
+function createPrivateFile(filename: string): void {
+    Fs.mkdirSync(Path.dirname(Path.resolve(filename)), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+    try {
+        Fs.closeSync(Fs.openSync(filename, 'wx', PRIVATE_FILE_MODE));
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+            throw error;
+        }
+    }
+}
+
+/** Files an earlier version created 0644 are narrowed on open; a file another user owns is left as it is. */
+function narrowSqliteFileModes(filename: string): void {
+    for (const path of [filename, `${filename}-wal`, `${filename}-shm`]) {
+        try {
+            Fs.chmodSync(path, PRIVATE_FILE_MODE);
+        } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code !== 'ENOENT' && code !== 'EPERM') {
+                throw error;
+            }
+        }
+    }
 }
 
 interface SqliteConnection {
@@ -122,6 +165,12 @@ export function createKnex(databaseUrl: string): Knex {
 
 export async function migrate(knex: Knex): Promise<void> {
     await knex.migrate.latest({ migrationSource: new FolderMigrationSource() });
+}
+
+/** Whether a write failed on a unique index or key, on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+    const code = (error as { code?: unknown } | null)?.code;
+    return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 /** Milliseconds since the epoch (UTC): the one way times are stored, on both databases. */
