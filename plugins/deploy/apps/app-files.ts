@@ -24,8 +24,60 @@ export function renderSecretsFile(secrets: Record<string, string>): string {
         .concat(Object.keys(secrets).length > 0 ? '\n' : '');
 }
 
+/** `NAME=` with what env-file readers allow around it (`export`, blanks); the rest of the line is the value. */
+const SECRET_LINE = /^([\t ]*(?:export[\t ]+)?[A-Za-z_][A-Za-z0-9_]*[\t ]*=)(.*)$/s;
+
+/** Whether `text` holds an unescaped `quote` (in double quotes a backslash escapes the next character). */
+function closesQuote(text: string, quote: string): boolean {
+    for (let index = 0; index < text.length; index += 1) {
+        if (quote === '"' && text[index] === '\\') {
+            index += 1;
+        } else if (text[index] === quote) {
+            return true;
+        }
+    }
+
+    return false;
+}
+
+/** The quote a value opens and leaves open, to go on over the next lines (Compose reads such values). */
+function openQuote(value: string): string | undefined {
+    const trimmed = value.trimStart();
+    const quote = trimmed[0];
+    return (quote === '"' || quote === "'") && !closesQuote(trimmed.slice(1), quote) ? quote : undefined;
+}
+
+function maskLine(line: string, match: RegExpExecArray | null): string {
+    if (match) {
+        return `${match[1]}${maskSecret(match[2] ?? '')}`;
+    }
+
+    return /^[\t ]*$/.test(line) ? line : maskSecret(line);
+}
+
+/**
+ * Every value masked whole. Lines are split at \n only, as the env-file readers split them, so whatever else a
+ * value holds (\r, U+2028, U+2029, U+0085, \v, \f: line ends to other readers) is masked with it to the end of
+ * its line; the lines of a multi-line quoted value, comments and anything that is not `NAME=value` are masked
+ * whole. Only names, blank lines and the line endings are left.
+ */
 function maskSecretsFile(text: string): string {
-    return text.replace(/^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/gm, (_line, key: string, value: string) => `${key}=${maskSecret(value)}`);
+    let quote: string | undefined;
+    return text
+        .split('\n')
+        .map((rawLine) => {
+            const ending = rawLine.endsWith('\r') ? '\r' : '';
+            const line = rawLine.slice(0, rawLine.length - ending.length);
+            if (quote !== undefined) {
+                quote = closesQuote(line, quote) ? undefined : quote;
+                return `${maskSecret(line)}${ending}`;
+            }
+
+            const match = SECRET_LINE.exec(line);
+            quote = match ? openQuote(match[2] ?? '') : undefined;
+            return `${maskLine(line, match)}${ending}`;
+        })
+        .join('\n');
 }
 
 /** The files the app's draft would write: compose file, secrets file (0600), nginx site. */
