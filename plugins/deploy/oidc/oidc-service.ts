@@ -1,10 +1,12 @@
 import type { Server } from '@hapi/hapi';
 import * as client from 'openid-client';
 
+import type { AddressKind } from '../../../lib/addresses.ts';
 import { ValidationError } from '../../../lib/errors.ts';
 import { service } from '../../../lib/services.ts';
 import { settings } from '../accounts/settings-service.ts';
 import { type DeployUser, deployUsers } from '../accounts/user-service.ts';
+import { allowedProviderKinds, guardedProviderFetch } from './provider-fetch.ts';
 
 const SETTINGS_NAME = 'deploy.oidc';
 const CLIENT_SECRET_NAME = 'deploy.oidc.client_secret';
@@ -12,6 +14,8 @@ const SCOPE = 'openid email profile';
 const PENDING_LIFETIME_MS = 10 * 60_000;
 const REQUEST_TIMEOUT_SECONDS = 10;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** The one answer of a test that failed past the issuer URL's own checks. */
+const DISCOVERY_FAILED = "the issuer's discovery document could not be read (the server log has the details)";
 
 export interface OidcSettings {
     enabled: boolean;
@@ -122,12 +126,25 @@ function checkEndpoints(config: client.Configuration): void {
     }
 }
 
-async function discover(issuer: URL, clientId: string, clientSecret?: string): Promise<client.Configuration> {
+interface DiscoverRequest {
+    issuer: URL;
+    clientId: string;
+    clientSecret?: string;
+    /** The kinds of address the provider may have (provider-fetch.ts). */
+    allowedKinds: Set<AddressKind>;
+}
+
+async function discover({ issuer, clientId, clientSecret, allowedKinds }: DiscoverRequest): Promise<client.Configuration> {
     // client_secret_basic is what OpenID Connect assumes when a client registers no other method.
     const authentication = clientSecret ? client.ClientSecretBasic(clientSecret) : client.None();
     // parseIssuer lets plain http through for loopback hosts only; checkEndpoints holds the endpoints to the same rule.
     const execute = issuer.protocol === 'http:' ? [client.allowInsecureRequests] : [];
-    const config = await client.discovery(issuer, clientId, undefined, authentication, { execute, timeout: REQUEST_TIMEOUT_SECONDS });
+    const config = await client.discovery(issuer, clientId, undefined, authentication, {
+        execute,
+        timeout: REQUEST_TIMEOUT_SECONDS,
+        // Kept by the configuration for every later request to the provider (keys, tokens, user info).
+        [client.customFetch]: guardedProviderFetch(allowedKinds),
+    });
     checkEndpoints(config);
     return config;
 }
@@ -201,7 +218,11 @@ export class OidcService {
         return { view: await this.view(), clientSecretChange };
     }
 
-    /** Discovers the given issuer, or the stored one; reports instead of throwing, and stores nothing. */
+    /**
+     * Discovers the given issuer, or the stored one; reports instead of throwing, and stores nothing. Every failure
+     * past the URL's own checks answers the same words (the details go to the server log): what went wrong would
+     * otherwise tell an open port from a closed one.
+     */
     async test(issuer?: string): Promise<DiscoveryReport> {
         const stored = await this.#stored();
         const target = issuer?.trim() || stored.issuer;
@@ -209,12 +230,25 @@ export class OidcService {
             return { ok: false, issuer: '', error: 'no issuer is configured' };
         }
 
+        let url: URL;
+        try {
+            url = parseIssuer(target);
+        } catch (error) {
+            return { ok: false, issuer: target, error: (error as Error).message };
+        }
+
         try {
             // Discovery needs a client id but sends none; a placeholder will do before one is set.
-            const metadata = (await discover(parseIssuer(target), stored.clientId || 'gatehouse')).serverMetadata();
+            const config = await discover({
+                issuer: url,
+                clientId: stored.clientId || 'gatehouse',
+                allowedKinds: await this.#allowedKinds(),
+            });
+            const metadata = config.serverMetadata();
             return { ok: true, issuer: metadata.issuer, authorizationEndpoint: metadata.authorization_endpoint };
         } catch (error) {
-            return { ok: false, issuer: target, error: describe(error) };
+            this.#server.log(['warn', 'oidc'], `OIDC test: discovery of ${target} failed: ${describe(error)}`);
+            return { ok: false, issuer: target, error: DISCOVERY_FAILED };
         }
     }
 
@@ -244,6 +278,10 @@ export class OidcService {
         return await this.#matchUser(await this.#identityClaims(config, pending, callbackQuery));
     }
 
+    async #allowedKinds(): Promise<Set<AddressKind>> {
+        return await allowedProviderKinds(this.#server.app.config.publicUrl);
+    }
+
     async #stored(): Promise<OidcSettings> {
         const stored = await settings(this.#server).get<Partial<OidcSettings>>(SETTINGS_NAME);
         return { enabled: stored?.enabled === true, issuer: stored?.issuer ?? '', clientId: stored?.clientId ?? '' };
@@ -271,7 +309,8 @@ export class OidcService {
 
         try {
             const clientSecret = await settings(this.#server).getSecret(CLIENT_SECRET_NAME);
-            return await discover(parseIssuer(stored.issuer), stored.clientId, clientSecret);
+            const issuer = parseIssuer(stored.issuer);
+            return await discover({ issuer, clientId: stored.clientId, clientSecret, allowedKinds: await this.#allowedKinds() });
         } catch (error) {
             throw new OidcSignInError(`the identity provider could not be reached: ${describe(error)}`);
         }

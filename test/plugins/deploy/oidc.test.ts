@@ -9,6 +9,7 @@ import Provider, { type Account, type Configuration, type JWK, type KoaContextWi
 import { generate } from 'otplib';
 
 import { Browser, type BrowserResponse } from '../../browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
 import { createTestServer, freePort, type TestServer } from '../../helpers.ts';
 
 export const lab = Lab.script();
@@ -407,5 +408,76 @@ describe('deploy manager: sign-in through an OpenID Connect provider', () => {
         const dump = JSON.stringify(await context.database.knex('dp_audit').select('*'));
         expect(dump).to.not.contain(CLIENT_SECRET);
         expect(seen.length).to.be.above(20);
+    });
+});
+
+/** A stand-in provider on loopback that counts the requests it gets and answers a valid discovery document. */
+async function startCountingProvider(): Promise<{ port: number; requests: string[]; close(): Promise<void> }> {
+    const requests: string[] = [];
+    const server = Http.createServer((request, response) => {
+        requests.push(request.url ?? '');
+        const issuer = `http://${request.headers.host}`;
+        response.setHeader('content-type', 'application/json');
+        response.end(
+            JSON.stringify({
+                issuer,
+                authorization_endpoint: `${issuer}/auth`,
+                token_endpoint: `${issuer}/token`,
+                jwks_uri: `${issuer}/jwks`,
+            }),
+        );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    return { port, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('deploy manager: the identity provider requests of a manager served on a public address', () => {
+    let manager: DeployTestServer;
+    let listener: Awaited<ReturnType<typeof startCountingProvider>>;
+
+    before(async () => {
+        manager = await deployTestServer({ PUBLIC_URL: 'https://203.0.113.10/' });
+        listener = await startCountingProvider();
+    });
+
+    after(async () => {
+        await listener.close();
+        await manager.context.cleanup();
+    });
+
+    it('tests no loopback or unroutable issuer, and answers open and closed ports with the same neutral error', async () => {
+        const closed = await freePort();
+        const issuers = [
+            `http://127.0.0.1:${listener.port}`,
+            `http://localhost:${listener.port}`,
+            `https://[::ffff:127.0.0.1]:${listener.port}`,
+            `http://127.0.0.1:${closed}`,
+            `https://127.0.0.1:${closed}`,
+            'https://169.254.169.254',
+        ];
+        const errors = new Set<string>();
+        for (const issuer of issuers) {
+            const tested = await manager.admin.post('/api/admin/oidc/test', { issuer });
+            expect(tested.status, tested.text).to.equal(200);
+            expect(tested.body, issuer).to.include({ ok: false, issuer });
+            errors.add((tested.body as { error: string }).error);
+        }
+
+        expect([...errors]).to.equal(["the issuer's discovery document could not be read (the server log has the details)"]);
+        expect(listener.requests).to.equal([]);
+    });
+
+    it('signs nobody in through a loopback issuer, and never reaches it', async () => {
+        const saved = await manager.admin.put('/api/admin/oidc', {
+            enabled: true,
+            issuer: `http://127.0.0.1:${listener.port}`,
+            clientId: CLIENT_ID,
+        });
+        expect(saved.status, saved.text).to.equal(200);
+        const start = await new Browser(manager.baseUrl).get('/api/auth/oidc/start');
+        expect(start.status).to.equal(302);
+        expect(start.headers.get('location')).to.equal('https://203.0.113.10/?signin=failed');
+        expect(listener.requests).to.equal([]);
     });
 });
