@@ -11,8 +11,8 @@ import Path from 'node:path';
 
 import Docker from 'dockerode';
 
-import { Browser } from '../test/browser.ts';
-import { freePort } from '../test/helpers.ts';
+import { Browser } from '../test/helpers/browser.ts';
+import { freePort } from '../test/helpers/server.ts';
 import { type RunningBind, startBind, dnsEnvironment } from '../test/support/bind.ts';
 import { buildWebImage, docker } from '../test/support/images.ts';
 import { type RunningServices, startServices } from '../test/support/services.ts';

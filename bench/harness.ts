@@ -11,7 +11,7 @@ import knexFactory, { type Knex } from 'knex';
 import { sha256Hex } from '../lib/crypto.ts';
 import { knexConfig } from '../lib/database.ts';
 
-import { freePort } from '../test/helpers.ts';
+import { freePort } from '../test/helpers/server.ts';
 
 export const ROOT_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..');
 

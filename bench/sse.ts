@@ -4,8 +4,8 @@ import Http from 'node:http';
 import Os from 'node:os';
 import Path from 'node:path';
 
-import { Browser } from '../test/browser.ts';
-import { freePort } from '../test/helpers.ts';
+import { Browser } from '../test/helpers/browser.ts';
+import { freePort } from '../test/helpers/server.ts';
 import type { StartLines } from './fixtures/sse-gatehouse.ts';
 import { type BenchFigure, benchDatabase, ROOT_DIR } from './harness.ts';
 

@@ -4,7 +4,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { freePort, freshDatabase, startServerProcess, temporaryDirectory, waitForHealth } from './helpers.ts';
+import { freePort, freshDatabase, startServerProcess, temporaryDirectory, waitForHealth } from './helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { createKnex } from '../../lib/database.ts';
-import { createTestServer, freshDatabase, temporaryDirectory } from '../helpers.ts';
+import { createTestServer, freshDatabase, temporaryDirectory } from '../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

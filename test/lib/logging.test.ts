@@ -6,16 +6,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { loggableError, loggableMessage, MAX_LOGGED_MESSAGE } from '../../lib/logging.ts';
-import {
-    createTestServer,
-    createTestUser,
-    freePort,
-    type RunningServer,
-    startServerProcess,
-    type TestServer,
-    waitForHealth,
-    waitUntil,
-} from '../helpers.ts';
+import { createTestServer, createTestUser, freePort, type RunningServer, startServerProcess, type TestServer, waitForHealth } from '../helpers/server.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { ROOT_DIR } from '../../server.ts';
-import { createTestServer, type TestServer } from '../helpers.ts';
+import { createTestServer, type TestServer } from '../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -6,7 +6,8 @@ import Https from 'node:https';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { freePort, temporaryDirectory, waitUntil } from '../helpers.ts';
+import { freePort, temporaryDirectory } from '../helpers/server.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { parseExports, runServicesScript } from '../support/services.ts';
 
 export const lab = Lab.script();

@@ -9,7 +9,8 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { freePort, temporaryDirectory, waitUntil } from '../helpers.ts';
+import { freePort, temporaryDirectory } from '../helpers/server.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 export interface AuthRegistry {
     /** 127.0.0.1:<port>, as REGISTRY_URL takes it. */

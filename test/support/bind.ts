@@ -10,7 +10,8 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import type { TsigAlgorithm } from '../../plugins/deploy/dns/wire/tsig.ts';
-import { freePort, temporaryDirectory, waitUntil } from '../helpers.ts';
+import { freePort, temporaryDirectory } from '../helpers/server.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 export interface BindKey {
     name: string;

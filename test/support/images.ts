@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { temporaryDirectory } from '../helpers.ts';
+import { temporaryDirectory } from '../helpers/server.ts';
 
 const BUSYBOX = '/bin/busybox';
 

@@ -3,7 +3,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { ROOT_DIR } from '../../server.ts';
-import { freePort, temporaryDirectory } from '../helpers.ts';
+import { freePort, temporaryDirectory } from '../helpers/server.ts';
 
 export type ServiceExports = Record<
     | 'DOCKER_HOST'

@@ -1,7 +1,7 @@
 /** Server-Sent Events read over real HTTP, as a browser's EventSource would receive them. */
 import Code from '@hapi/code';
 
-import type { Browser } from '../browser.ts';
+import type { Browser } from '../helpers/browser.ts';
 
 const { expect } = Code;
 

@@ -10,8 +10,8 @@ import * as Lab from '@hapi/lab';
 import type Joi from 'joi';
 
 import { errorShapeFor } from '../../../lib/errors.ts';
-import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { createTestUser, ON_MYSQL } from '../../helpers.ts';
+import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+import { createTestUser, ON_MYSQL } from '../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

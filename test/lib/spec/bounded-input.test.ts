@@ -14,7 +14,7 @@ import { type GitOperation, gitOperations, readSwagger } from '../../../lib/spec
 import type { JsonSchema } from '../../../lib/spec/schema-to-joi.ts';
 import { badges } from '../../../plugins/git/identity/badge-service.ts';
 import { GIT_SWAGGER_FILE } from '../../../server.ts';
-import { createTestServer, createTestUser, ON_MYSQL, type TestServer, type TestUser } from '../../helpers.ts';
+import { createTestServer, createTestUser, ON_MYSQL, type TestServer, type TestUser } from '../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -9,7 +9,7 @@ import Hapi from '@hapi/hapi';
 import { registerErrorShapes } from '../../../lib/errors.ts';
 import { gitOperations, readSwagger, registerGitApi } from '../../../lib/spec/git-loader.ts';
 import { GIT_SWAGGER_FILE } from '../../../server.ts';
-import { createTestServer, createTestUser, temporaryDirectory, type TestServer } from '../../helpers.ts';
+import { createTestServer, createTestUser, temporaryDirectory, type TestServer } from '../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -13,7 +13,8 @@ import type { RenewalSummary } from '../../../plugins/deploy/acme/renewal.ts';
 import { certificatePaths } from '../../../plugins/deploy/host/certificate-info.ts';
 import { reloadNginx } from '../../../plugins/deploy/host/nginx-control.ts';
 import { ROOT_DIR } from '../../../server.ts';
-import { createTestServer, type TestServer, temporaryDirectory, waitUntil } from '../../helpers.ts';
+import { createTestServer, type TestServer, temporaryDirectory } from '../../helpers/server.ts';
+import { waitUntil } from '../../helpers/wait.ts';
 import { type RunningServices, type ServiceExports, startServices } from '../../support/services.ts';
 
 export const lab = Lab.script();

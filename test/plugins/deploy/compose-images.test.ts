@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { parseCompose, validateCompose } from '../../../plugins/deploy/compose/compose-model.ts';
-import { temporaryDirectory } from '../../helpers.ts';
+import { temporaryDirectory } from '../../helpers/server.ts';
 import { docker } from '../../support/images.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';
 

@@ -15,8 +15,8 @@ import {
     parseCompose,
 } from '../../../plugins/deploy/compose/compose-model.ts';
 import { ROOT_DIR } from '../../../server.ts';
-import type { Browser } from '../../browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
+import type { Browser } from '../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

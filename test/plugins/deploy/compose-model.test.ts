@@ -21,7 +21,7 @@ import {
 } from '../../../plugins/deploy/compose/compose-model.ts';
 import { modelFromJson } from '../../../plugins/deploy/compose/compose-read.ts';
 import { ROOT_DIR } from '../../../server.ts';
-import { freePort } from '../../helpers.ts';
+import { freePort } from '../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

@@ -6,8 +6,8 @@ import * as Lab from '@hapi/lab';
 
 import { type ComposeSpec, type Finding, parseCompose } from '../../../plugins/deploy/compose/compose-model.ts';
 import { ROOT_DIR } from '../../../server.ts';
-import { Browser, signIn } from '../../browser.ts';
-import { createTestServer, freePort, type TestServer } from '../../helpers.ts';
+import { Browser, signIn } from '../../helpers/browser.ts';
+import { createTestServer, freePort, type TestServer } from '../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -20,7 +20,7 @@ import {
 } from '../../../plugins/deploy/dns/wire/dns-message.ts';
 import { signMessage } from '../../../plugins/deploy/dns/wire/tsig.ts';
 import { exchange, parseServer } from '../../../plugins/deploy/dns/wire/transport.ts';
-import { freePort } from '../../helpers.ts';
+import { freePort } from '../../helpers/server.ts';
 import { type BindKey, ensureBind, type RunningBind, startBind } from '../../support/bind.ts';
 
 export const lab = Lab.script();

@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { RENEWAL_JOB } from '../../../plugins/deploy/acme/renewal.ts';
-import { createTestServer } from '../../helpers.ts';
+import { createTestServer } from '../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

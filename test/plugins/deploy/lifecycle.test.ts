@@ -10,9 +10,9 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import Docker from 'dockerode';
 
-import type { Browser } from '../../browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { freePort } from '../../helpers.ts';
+import type { Browser } from '../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+import { freePort } from '../../helpers/server.ts';
 import { dnsEnvironment, type RunningBind, startBind } from '../../support/bind.ts';
 import { buildWebImage, docker } from '../../support/images.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';

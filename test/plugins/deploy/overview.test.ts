@@ -12,9 +12,9 @@ import type {
     NginxIntegration,
     RegistryIntegration,
 } from '../../../plugins/deploy/overview/integrations.ts';
-import type { Browser } from '../../browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { freePort } from '../../helpers.ts';
+import type { Browser } from '../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+import { freePort } from '../../helpers/server.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';
 
 export const lab = Lab.script();

@@ -2,8 +2,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import Docker from 'dockerode';
 
-import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { freePort } from '../../helpers.ts';
+import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+import { freePort } from '../../helpers/server.ts';
 import { type AuthRegistry, pushWithLogin, startAuthRegistry } from '../../support/auth-registry.ts';
 import { buildWebImage, docker } from '../../support/images.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';

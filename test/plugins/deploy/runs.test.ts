@@ -7,9 +7,10 @@ import { ConflictError } from '../../../lib/errors.ts';
 import { type DeployUser, deployUsers } from '../../../plugins/deploy/accounts/user-service.ts';
 import { runs } from '../../../plugins/deploy/runs/run-service.ts';
 import { ROOT_DIR } from '../../../server.ts';
-import type { Browser } from '../../browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { createTestServer, waitUntil } from '../../helpers.ts';
+import type { Browser } from '../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+import { createTestServer } from '../../helpers/server.ts';
+import { waitUntil } from '../../helpers/wait.ts';
 import { readEvents } from '../../support/sse.ts';
 
 export const lab = Lab.script();

@@ -6,9 +6,9 @@ import * as Lab from '@hapi/lab';
 import { generate } from 'otplib';
 
 import { renderSecretsFile } from '../../../plugins/deploy/apps/app-files.ts';
-import { Browser, type BrowserResponse } from '../../browser.ts';
-import { deployTestServer } from '../../deploy-session.ts';
-import { freePort, freshDatabase, startServerProcess, temporaryDirectory, waitForHealth } from '../../helpers.ts';
+import { Browser, type BrowserResponse } from '../../helpers/browser.ts';
+import { deployTestServer } from '../../helpers/deploy-session.ts';
+import { freePort, freshDatabase, startServerProcess, temporaryDirectory, waitForHealth } from '../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

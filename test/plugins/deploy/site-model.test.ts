@@ -26,7 +26,8 @@ import {
     validateSiteText,
 } from '../../../plugins/deploy/nginx/site-model.ts';
 import { ConfTooDeepError, MAX_BLOCK_DEPTH, readConf } from '../../../plugins/deploy/nginx/syntax.ts';
-import { temporaryDirectory, waitUntil } from '../../helpers.ts';
+import { temporaryDirectory } from '../../helpers/server.ts';
+import { waitUntil } from '../../helpers/wait.ts';
 import { ensureNginx } from '../../support/nginx.ts';
 
 export const lab = Lab.script();

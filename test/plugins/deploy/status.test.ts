@@ -11,9 +11,10 @@ import { dockerClient } from '../../../plugins/deploy/host/docker-client.ts';
 import { reloadNginx } from '../../../plugins/deploy/host/nginx-control.ts';
 import { logLines } from '../../../plugins/deploy/host/docker-logs.ts';
 import type { AppLogs, AppStatus, ContainerLogs, ContainerStatus } from '../../../plugins/deploy/status/status-service.ts';
-import { Browser } from '../../browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../deploy-session.ts';
-import { freePort, waitUntil } from '../../helpers.ts';
+import { Browser } from '../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+import { freePort } from '../../helpers/server.ts';
+import { waitUntil } from '../../helpers/wait.ts';
 import { buildTestImage, buildWebImage } from '../../support/images.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';
 

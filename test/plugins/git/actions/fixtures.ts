@@ -1,11 +1,11 @@
 /** Shared by the actions tests: runner protocol calls and workflow runs made through the run service. */
 import type { Server } from '@hapi/hapi';
-import { giteaApi } from 'gitea-js';
 
 import { runs } from '../../../../plugins/git/actions/run-service.ts';
 import { STATUS } from '../../../../plugins/git/actions/status.ts';
 import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
 import { repositories } from '../../../../plugins/git/repositories/repository-service.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export interface ProtocolAnswer {
     statusCode: number;
@@ -118,7 +118,7 @@ export async function seedRuns(server: Server, owner: UserRow, doer: UserRow, re
  * against a started server, with the token as a Bearer header.
  */
 export function giteaCaller(server: Server, token: string) {
-    const api = giteaApi(`http://127.0.0.1:${server.info.port}`, { customFetch: fetch, token });
+    const api = giteaClient(server, token);
     return async (method: string, path: string, body?: object) =>
         await api.request<unknown>({
             method,

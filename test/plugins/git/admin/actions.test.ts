@@ -1,8 +1,8 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { callRunner, giteaCaller, registerRunner, seedRuns } from '../actions/fixtures.ts';
 
 export const lab = Lab.script();

@@ -1,12 +1,12 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { ConflictError, ValidationError } from '../../../../lib/errors.ts';
 import { badges } from '../../../../plugins/git/identity/badge-service.ts';
 import { users } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -211,7 +211,7 @@ describe('admin: user badges', () => {
     it('works through the gitea-js client', async () => {
         await context.server.start();
         try {
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(context.server, admin);
             await createTestUser(context.server, { name: 'grace' });
             const added = await api.admin.adminAddUserBadges('grace', { badge_slugs: ['helper', 'translator'] });
             expect(added.status).to.equal(204);

@@ -3,11 +3,11 @@ import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { repositories } from '../../../../plugins/git/repositories/repository-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -173,7 +173,7 @@ describe('admin: cron tasks', () => {
         const restarted = await createTestServer({}, { dataDir: context.dataDir, database: context.database });
         try {
             await restarted.server.start();
-            const api = giteaApi(`http://127.0.0.1:${restarted.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(restarted.server, admin);
             const tasks = (await api.admin.adminCronList({ limit: 50 })).data as ApiCron[];
             expect(tasks.find((task) => task.name === 'repo_health_check')?.exec_times).to.equal(1);
             expect((await api.admin.adminCronRun('delete_old_system_notices')).status).to.equal(204);

@@ -1,10 +1,10 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { users } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -168,7 +168,7 @@ describe('admin: e-mail addresses', () => {
     it('works through the gitea-js client', async () => {
         await context.server.start();
         try {
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(context.server, admin);
             const all = await api.admin.adminGetAllEmails({ page: 1, limit: 50 });
             expect(all.status).to.equal(200);
             expect(swaggerErrors('adminGetAllEmails', 200, all.data)).to.equal([]);

@@ -4,12 +4,12 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { ApiPublicKey } from '../../../../plugins/git/admin/handlers/keys.ts';
-import { giteaApi } from 'gitea-js';
 import sshpk from 'sshpk';
 
 import { users } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -279,7 +279,7 @@ describe('admin: SSH public keys', () => {
     it('works through the gitea-js client', async () => {
         await context.server.start();
         try {
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(context.server, admin);
             const created = await api.admin.adminCreatePublicKey('bob', { title: 'via gitea-js', key: openSshKey('ed25519').line });
             expect(created.status).to.equal(201);
             expect(swaggerErrors('adminCreatePublicKey', 201, created.data)).to.equal([]);

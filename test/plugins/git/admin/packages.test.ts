@@ -2,11 +2,11 @@ import Fs from 'node:fs';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { packages } from '../../../../plugins/git/packages/package-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -102,7 +102,7 @@ describe('admin: packages', () => {
     it('answers through the gitea-js client (its generic request: it has no method for this operation)', async () => {
         await context.server.start();
         try {
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(context.server, admin);
             const response = await api.request<ApiPackage[]>({
                 path: '/admin/packages',
                 method: 'GET',

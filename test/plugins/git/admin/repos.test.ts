@@ -4,11 +4,11 @@ import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { users } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, temporaryDirectory, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, temporaryDirectory, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -224,7 +224,7 @@ describe('admin: create a repository for a user', () => {
     it('works through the gitea-js client', async () => {
         await context.server.start();
         try {
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(context.server, admin);
             const created = await api.admin.adminCreateRepo('owner1', { name: 'via-client', auto_init: true });
             expect(created.status).to.equal(201);
             expect(swaggerErrors('adminCreateRepo', 201, created.data)).to.equal([]);

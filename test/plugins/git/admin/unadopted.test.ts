@@ -4,10 +4,10 @@ import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
-import { createTestServer, createTestUser, temporaryDirectory, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, temporaryDirectory, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -188,7 +188,7 @@ describe('admin: unadopted repositories', () => {
         bareRepository(Path.join(root, 'bob', 'client-delete.git'));
         await context.server.start();
         try {
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(context.server, admin);
             const listed = await api.admin.adminUnadoptedList({ pattern: 'bob/client-*' });
             expect(listed.status).to.equal(200);
             expect(listed.data).to.equal(['bob/client-adopt', 'bob/client-delete']);

@@ -1,10 +1,10 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -293,7 +293,7 @@ describe('admin: users', () => {
     describe('through the gitea-js client', () => {
         it('searches, creates, edits, renames and deletes', async () => {
             await context.server.start();
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const api = giteaClient(context.server, admin);
             const created = await api.admin.adminCreateUser({
                 username: 'jsuser',
                 email: 'jsuser@example.com',

@@ -2,7 +2,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { executeCronTask } from '../../../../plugins/git/cron/lease.ts';
-import { createTestServer, type TestServer, waitUntil } from '../../../helpers.ts';
+import { createTestServer, type TestServer } from '../../../helpers/server.ts';
+import { waitUntil } from '../../../helpers/wait.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

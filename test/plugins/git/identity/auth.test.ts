@@ -4,7 +4,8 @@ import * as Lab from '@hapi/lab';
 import { passwordHashing } from '../../../../lib/passwords.ts';
 import { tokens } from '../../../../plugins/git/identity/token-service.ts';
 import { users } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser, waitUntil } from '../../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { waitUntil } from '../../../helpers/wait.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -1,9 +1,9 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -133,7 +133,7 @@ describe('issues: the minimum of Gitea issue API', () => {
 
     it('works through the gitea-js client', async () => {
         await context.server.start();
-        const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: other.token });
+        const api = giteaClient(context.server, other);
         const created = await api.repos.issueCreateIssue('iowner', 'public-repo', { title: 'From gitea-js' });
         expect(created.status).to.equal(201);
         const index = created.data.number as number;

@@ -1,9 +1,10 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
+import { type giteaApi } from 'gitea-js';
 
-import { createTestServer, createTestUser, type TestServer } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -17,7 +18,7 @@ describe('miscellaneous: the gitea-js client against a running server', () => {
         context = await createTestServer();
         await context.server.start();
         const { token } = await createTestUser(context.server);
-        api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token });
+        api = giteaClient(context.server, token);
     });
 
     after(async () => {

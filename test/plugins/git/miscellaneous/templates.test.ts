@@ -5,8 +5,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { ROOT_DIR } from '../../../../server.ts';
-import { createTestServer, temporaryDirectory, type TestServer } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, temporaryDirectory, type TestServer } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -3,7 +3,7 @@ import * as Lab from '@hapi/lab';
 
 import { htmlProblems } from '../../../fixtures/html-safety.ts';
 import { xssVectors } from '../../../fixtures/xss-vectors.ts';
-import { createTestServer, createTestUser, type TestServer } from '../../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer } from '../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

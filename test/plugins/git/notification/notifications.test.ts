@@ -1,9 +1,9 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -214,7 +214,7 @@ describe('notifications', () => {
 
     it('works through the gitea-js client', async () => {
         await context.server.start();
-        const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: bob.token });
+        const api = giteaClient(context.server, bob);
         await request('POST', '/repos/acme/tracker/issues', alice.headers, { title: 'For gitea-js' });
         const list = await api.notifications.notifyGetList();
         expect(list.status).to.equal(200);

@@ -3,8 +3,8 @@ import * as Lab from '@hapi/lab';
 
 import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
 import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { giteaCaller, registerRunner, seedRuns } from '../actions/fixtures.ts';
 
 export const lab = Lab.script();

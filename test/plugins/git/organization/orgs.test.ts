@@ -3,12 +3,12 @@ import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
-import { giteaApi } from 'gitea-js';
 
 import { tokens } from '../../../../plugins/git/identity/token-service.ts';
 import { users } from '../../../../plugins/git/identity/user-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
+import { giteaClient } from '../../../helpers/git-client.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -218,13 +218,13 @@ describe('organizations', () => {
     describe('through the gitea-js client', () => {
         it('creates, gets, lists, edits and deletes', async () => {
             await context.server.start();
-            const api = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: owner.token });
+            const api = giteaClient(context.server, owner);
             expect((await api.orgs.orgCreate({ username: 'js-org' })).status).to.equal(201);
             expect((await api.orgs.orgGet('js-org')).data.name).to.equal('js-org');
             expect((await api.orgs.orgGetAll()).data.map((org) => org.name)).to.include('js-org');
             expect((await api.orgs.orgEdit('js-org', { description: 'made by gitea-js' })).data.description).to.equal('made by gitea-js');
             expect((await api.orgs.orgDelete('js-org')).status).to.equal(204);
-            const adminApi = giteaApi(`http://127.0.0.1:${context.server.info.port}`, { customFetch: fetch, token: admin.token });
+            const adminApi = giteaClient(context.server, admin);
             expect((await adminApi.admin.adminGetAllOrgs()).status).to.equal(200);
             expect((await adminApi.admin.adminCreateOrg('olga', { username: 'js-admin-org' })).status).to.equal(201);
             expect((await api.org.createOrgRepoDeprecated('js-admin-org', { name: 'from-js' })).status).to.equal(201);

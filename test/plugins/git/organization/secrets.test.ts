@@ -9,8 +9,9 @@ import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
 import { secrets } from '../../../../plugins/git/secrets/secret-service.ts';
 import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
 import { ROOT_DIR } from '../../../../server.ts';
-import { createTestServer, createTestUser, freePort, type TestServer, type TestUser, waitUntil } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, freePort, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { waitUntil } from '../../../helpers/wait.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -6,7 +6,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { isValidFilename, isValidGenericName, packages } from '../../../../plugins/git/packages/package-service.ts';
-import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

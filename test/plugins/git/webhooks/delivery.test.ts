@@ -3,8 +3,9 @@ import Crypto from 'node:crypto';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { createTestServer, createTestUser, type TestServer, type TestUser, waitUntil } from '../../../helpers.ts';
-import { swaggerErrors } from '../../../swagger.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
+import { waitUntil } from '../../../helpers/wait.ts';
+import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 
 export const lab = Lab.script();

@@ -2,7 +2,7 @@
 import Http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { waitUntil } from '../../../helpers.ts';
+import { waitUntil } from '../../../helpers/wait.ts';
 
 export interface ReceivedDelivery {
     headers: Http.IncomingHttpHeaders;

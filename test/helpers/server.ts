@@ -8,11 +8,12 @@ import Path from 'node:path';
 import type { Server } from '@hapi/hapi';
 import knexFactory, { type Knex } from 'knex';
 
-import { type Config, loadConfig } from '../lib/config.ts';
-import { databaseKind, knexConfig } from '../lib/database.ts';
-import { createServer, ROOT_DIR } from '../server.ts';
-import { tokens } from '../plugins/git/identity/token-service.ts';
-import { type UserRow, users } from '../plugins/git/identity/user-service.ts';
+import { type Config, loadConfig } from '../../lib/config.ts';
+import { databaseKind, knexConfig } from '../../lib/database.ts';
+import { createServer, ROOT_DIR } from '../../server.ts';
+import { tokens } from '../../plugins/git/identity/token-service.ts';
+import { type UserRow, users } from '../../plugins/git/identity/user-service.ts';
+import { waitUntil } from './wait.ts';
 
 /** The backend the suite runs on: MariaDB/MySQL when DATABASE_URL is a mysql: URL, else SQLite. */
 export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? '';
@@ -175,28 +176,4 @@ export async function waitForHealth(port: number, server: RunningServer): Promis
             throw new Error(`${error.message}; its output:\n${server.output()}`);
         },
     );
-}
-
-/**
- * Polls `check` until it returns a value other than undefined, null or false, and returns that value; fails with
- * `what` in the message after `timeoutMs`. Tests wait for conditions with this, never with fixed sleeps.
- */
-export async function waitUntil<T>(
-    what: string,
-    check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-    { timeoutMs = 15_000, intervalMs = 25 }: { timeoutMs?: number; intervalMs?: number } = {},
-): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-        const value = await check();
-        if (value !== undefined && value !== null && value !== false) {
-            return value;
-        }
-
-        if (Date.now() > deadline) {
-            throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-        }
-
-        await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
 }

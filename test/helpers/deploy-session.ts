@@ -2,7 +2,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { Browser, signIn } from './browser.ts';
-import { createTestServer, type TestServer } from './helpers.ts';
+import { createTestServer, type TestServer } from './server.ts';
 
 export interface DeployTestServer {
     context: TestServer;

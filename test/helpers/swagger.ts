@@ -1,8 +1,8 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 
-import { GIT_SWAGGER_FILE } from '../server.ts';
-import { readSwagger } from '../lib/spec/git-loader.ts';
+import { GIT_SWAGGER_FILE } from '../../server.ts';
+import { readSwagger } from '../../lib/spec/git-loader.ts';
 
 // ajv-formats is CommonJS: under ES modules its function is the default export's own `default`.
 const addFormats = (ajvFormats as unknown as { default: (ajv: Ajv) => Ajv }).default;
