@@ -7,7 +7,7 @@ import Joi from 'joi';
 import YAML from 'yaml';
 
 import { validationFailAction } from '../errors.ts';
-import { loadHandlers, setUpServices } from './handlers.ts';
+import { loadHandlers, setUpDomain, setUpServices } from './handlers.ts';
 import { type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export const ROLES = ['public', 'signed-in', 'viewer', 'editor', 'admin'] as const;
@@ -109,13 +109,23 @@ function emptyAsObject(schema: Joi.Schema) {
 
 export interface DeployApiOptions {
     specsDir: string;
+    /** Where the handlers live: one folder per YAML group. */
     handlersRoot: string;
+    /** Where the domain lives: one folder per concept, each set up by its `setup.ts` before the routes. */
+    domainRoot?: string;
     /** The session strategy, tried on every route; the role check then decides. */
     authStrategy?: string;
 }
 
 /** One hapi plugin per YAML file (`deploy-<group>`), its handlers found by name. Returns handlers still missing. */
-export async function registerDeployApi(server: Server, { specsDir, handlersRoot, authStrategy }: DeployApiOptions): Promise<string[]> {
+export async function registerDeployApi(
+    server: Server,
+    { specsDir, handlersRoot, domainRoot, authStrategy }: DeployApiOptions,
+): Promise<string[]> {
+    if (domainRoot) {
+        await setUpDomain(domainRoot, server);
+    }
+
     const converter = new SchemaConverter();
     const missing: string[] = [];
     const files = Fs.readdirSync(specsDir)

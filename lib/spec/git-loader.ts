@@ -6,7 +6,7 @@ import type { Lifecycle, Plugin, RouteOptionsValidate, Server, ServerRoute } fro
 import Joi from 'joi';
 
 import { validationFailAction } from '../errors.ts';
-import { loadHandlers, setUpServices } from './handlers.ts';
+import { loadHandlers, setUpDomain, setUpServices } from './handlers.ts';
 import { canonicaliseKeys, type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export interface SwaggerParameter extends Omit<JsonSchema, 'required'> {
@@ -153,12 +153,19 @@ export interface GitAuthOptions {
 
 export interface GitApiOptions {
     swaggerFile: string;
+    /** Where the handlers live: one folder per Swagger tag. */
     handlersRoot: string;
+    /** Where the domain lives: one folder per concept, each set up by its `setup.ts` before the routes. */
+    domainRoot?: string;
     auth?: GitAuthOptions;
 }
 
 /** One hapi plugin per Swagger tag (`git-admin`, `git-miscellaneous`...), its handlers found by operationId. */
-export async function registerGitApi(server: Server, { swaggerFile, handlersRoot, auth }: GitApiOptions): Promise<string[]> {
+export async function registerGitApi(server: Server, { swaggerFile, handlersRoot, domainRoot, auth }: GitApiOptions): Promise<string[]> {
+    if (domainRoot) {
+        await setUpDomain(domainRoot, server);
+    }
+
     const document = readSwagger(swaggerFile);
     const converter = new SchemaConverter(document.definitions);
     const byTag = new Map<string, GitOperation[]>();

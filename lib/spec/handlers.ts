@@ -56,6 +56,31 @@ export async function loadHandlers(folder: string, operationNames: Iterable<stri
 export type ServicesSetup = (server: Server) => void | Promise<void>;
 
 /**
+ * Each domain folder (`<domainRoot>/<concept>/`) may hold a `setup.ts` whose default export sets that concept up
+ * (its services, scheduled jobs, listeners) before any route is registered: cron sets itself up in `cron/`,
+ * webhooks in `webhooks/`, ACME renewal in `acme/`. Folders are taken in name order.
+ */
+export async function setUpDomain(domainRoot: string, server: Server): Promise<void> {
+    if (!Fs.existsSync(domainRoot)) {
+        return;
+    }
+
+    for (const concept of Fs.readdirSync(domainRoot).sort()) {
+        const file = Path.join(domainRoot, concept, 'setup.ts');
+        if (!Fs.existsSync(file)) {
+            continue;
+        }
+
+        const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
+        if (typeof module.default !== 'function') {
+            throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);
+        }
+
+        await module.default(server);
+    }
+}
+
+/**
  * A path group's folder may hold `services.ts` or `services/*.ts`, whose default exports set the group up
  * (services, scheduled jobs) before its routes are registered.
  */
