@@ -3,10 +3,13 @@
  * ES module through tsx, so tests and the server share one module graph; lab then reports to the
  * console, and one plain closing line follows: `Tests: N passed, N failed, N skipped`.
  *
- * Options: --grep <text> runs only the tests whose title contains the text; --timeout <ms> per test.
+ * Options: --grep <text> runs only the tests whose title contains the text; --timeout <ms> per test;
+ * --coverage (or COVERAGE=1) measures coverage, see runWithCoverage.
  * Through npm they go after `--` (`npm test -- test/lib --grep cache`): npm keeps options before it for itself.
  * Under CI (CI set and not `false` or `0`) a run that skipped a test fails, naming the skipped tests.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import Fs from 'node:fs';
 import { createRequire } from 'node:module';
 import Os from 'node:os';
@@ -28,6 +31,23 @@ Lab.script = (options = {}) => makeScript({ ...options, schedule: false });
 
 /** A mistake in how the runner was called: shown as its message alone, without a stack. */
 class UsageError extends Error {}
+
+/**
+ * Set by a coverage run for the process that runs the tests: the file where that process leaves its closing line,
+ * for the coverage run to print after the coverage summary. Taken out of the environment at once, so that runners
+ * started by tests (test/scripts) print theirs as usual.
+ */
+const CLOSING_LINE_FILE_VARIABLE = 'GATEHOUSE_TEST_CLOSING_LINE_FILE';
+const closingLineFile = process.env[CLOSING_LINE_FILE_VARIABLE];
+delete process.env[CLOSING_LINE_FILE_VARIABLE];
+
+function printClosingLine(line: string): void {
+    if (closingLineFile === undefined) {
+        console.log(line);
+    } else {
+        Fs.writeFileSync(closingLineFile, line);
+    }
+}
 
 interface Results {
     passed: number;
@@ -78,6 +98,17 @@ function option(args: string[], name: string): string | undefined {
     return value;
 }
 
+/** Takes the flag `name` out of args; npm keeps `npm test --coverage` for itself as npm_config_coverage=true. */
+function flag(args: string[], name: string): boolean {
+    const index = args.indexOf(name);
+    if (index >= 0) {
+        args.splice(index, 1);
+        return true;
+    }
+
+    return process.env[`npm_config_${name.slice(2)}`] === 'true';
+}
+
 /**
  * npm keeps the options before `--` that it does not know: `npm test --grep=text` arrives as npm_config_grep, and
  * `npm test file --grep text` as npm_config_grep=true with the text left among the file names.
@@ -125,16 +156,137 @@ function countResults(tapFile: string, jsonFile: string): Results {
     return results;
 }
 
+/** An environment variable that is on: set, and neither `false` nor `0`. */
+function switchedOn(name: string): boolean {
+    const value = process.env[name] ?? '';
+    return value !== '' && value !== 'false' && value !== '0';
+}
+
 function onCi(): boolean {
-    const ci = process.env.CI ?? '';
-    return ci !== '' && ci !== 'false' && ci !== '0';
+    return switchedOn('CI');
+}
+
+/** The `c8` section of package.json: what coverage counts, and the threshold. */
+interface CoverageSettings {
+    include: string[];
+    extension?: string[];
+    all?: boolean;
+    reporter: string[];
+    /** The least share of lines, in percent, that a run of the whole suite must cover. */
+    lines: number;
+}
+
+function coverageSettings(): CoverageSettings {
+    const manifest = JSON.parse(Fs.readFileSync('package.json', 'utf8')) as { c8?: Partial<CoverageSettings> };
+    const settings = manifest.c8;
+    if (!settings || typeof settings.lines !== 'number' || !Array.isArray(settings.include) || !Array.isArray(settings.reporter)) {
+        throw new UsageError('package.json needs a c8 section with include, reporter and lines (the threshold) for --coverage');
+    }
+
+    return settings as CoverageSettings;
+}
+
+interface CoverageTotal {
+    total: number;
+    covered: number;
+    pct: number;
+}
+
+interface CoverageSummary {
+    lines: CoverageTotal;
+    branches: CoverageTotal;
+    functions: CoverageTotal;
+}
+
+/** The part of c8's Report (c8/lib/report.js) used here. */
+interface C8Report {
+    run(): Promise<void>;
+    getCoverageMapFromAllCoverageFiles(): Promise<{ getCoverageSummary(): CoverageSummary }>;
+}
+
+type C8 = { Report(options: object): C8Report };
+
+const COVERAGE_DIR = 'coverage';
+
+/** Writes the reports into coverage/ from the raw V8 files, which it then removes, and returns the totals. */
+async function reportCoverage(settings: CoverageSettings, rawDir: string): Promise<CoverageSummary> {
+    const c8 = createRequire(import.meta.url)('c8') as C8;
+    const report = c8.Report({
+        include: settings.include,
+        extension: settings.extension,
+        all: settings.all ?? false,
+        reporter: settings.reporter,
+        reportsDirectory: COVERAGE_DIR,
+        tempDirectory: rawDir,
+        excludeNodeModules: true,
+        // One process's coverage at a time: the raw files of a whole run are large.
+        mergeAsync: true,
+    });
+    await report.run();
+    const summary = (await report.getCoverageMapFromAllCoverageFiles()).getCoverageSummary();
+    Fs.rmSync(rawDir, { recursive: true, force: true });
+    return summary;
+}
+
+/**
+ * Runs the tests in a child process with NODE_V8_COVERAGE set, so that Node's own (V8) coverage is written by it, by
+ * the Bree worker threads and by every Node process the tests start (Node passes the variable on even to a child given
+ * an environment of its own). lab's coverage cannot serve: it instruments through a CommonJS require hook, and tsx
+ * loads the tests and the server as ES modules. c8 then maps the figures back to the TypeScript through the source
+ * maps tsx gives Node. The summary comes before the child's closing line, and a run of the whole suite under the
+ * threshold fails.
+ */
+async function runWithCoverage(wholeSuite: boolean): Promise<number> {
+    const settings = coverageSettings();
+    const rawDir = Path.resolve(COVERAGE_DIR, 'tmp');
+    Fs.rmSync(COVERAGE_DIR, { recursive: true, force: true });
+    Fs.mkdirSync(rawDir, { recursive: true });
+    const handOffDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-coverage-'));
+    const handOffFile = Path.join(handOffDir, 'closing-line');
+    const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+        stdio: 'inherit',
+        env: { ...process.env, NODE_V8_COVERAGE: rawDir, [CLOSING_LINE_FILE_VARIABLE]: handOffFile },
+    });
+    const [exitCode] = (await once(child, 'exit')) as [number | null];
+    const closingLine = Fs.existsSync(handOffFile) ? Fs.readFileSync(handOffFile, 'utf8') : 'Tests: 0 passed, 1 failed, 0 skipped';
+    Fs.rmSync(handOffDir, { recursive: true, force: true });
+
+    let code = exitCode === 0 ? 0 : 1;
+    try {
+        const { lines, branches, functions } = await reportCoverage(settings, rawDir);
+        const share = (total: CoverageTotal, what: string) => `${total.pct}% of ${what} (${total.covered}/${total.total})`;
+        console.log(
+            `Coverage: ${share(lines, 'lines')}, ${share(branches, 'branches')}, ${share(functions, 'functions')}; report in ${COVERAGE_DIR}/`,
+        );
+        const threshold = `the threshold of ${settings.lines}% of lines (c8.lines in package.json)`;
+        if (!wholeSuite) {
+            console.log(`Coverage: ${threshold} is checked on runs of the whole suite only.`);
+        } else if (lines.pct < settings.lines) {
+            console.log(`Coverage: ${lines.pct}% of lines is under ${threshold}.`);
+            code = 1;
+        } else {
+            console.log(`Coverage: ${lines.pct}% of lines meets ${threshold}.`);
+        }
+    } catch (error) {
+        console.error('Coverage could not be reported:', error);
+        code = 1;
+    }
+
+    console.log(closingLine);
+    return code;
 }
 
 async function main(): Promise<number> {
     const args = process.argv.slice(2);
+    const coverage = flag(args, '--coverage') || switchedOn('COVERAGE');
     const grep = option(args, '--grep');
     const timeout = Number(option(args, '--timeout') ?? 120_000);
     const files = testFiles(args.length > 0 ? args : ['test']);
+    // With NODE_V8_COVERAGE set, coverage is being written for someone else: this process only runs the tests.
+    if (coverage && process.env.NODE_V8_COVERAGE === undefined) {
+        return runWithCoverage(args.length === 0 && grep === undefined);
+    }
+
     const scripts: unknown[] = [];
     for (const file of files) {
         const module = (await import(pathToFileURL(Path.resolve(file)).href)) as { lab?: unknown };
@@ -171,7 +323,7 @@ async function main(): Promise<number> {
         code = 1;
     }
 
-    console.log(`Tests: ${passed} passed, ${failed} failed, ${skipped.length} skipped`);
+    printClosingLine(`Tests: ${passed} passed, ${failed} failed, ${skipped.length} skipped`);
     return code;
 }
 
@@ -218,7 +370,7 @@ main().then(
     (code) => process.exit(code),
     (error: unknown) => {
         console.error(error instanceof UsageError ? error.message : error);
-        console.log('Tests: 0 passed, 1 failed, 0 skipped');
+        printClosingLine('Tests: 0 passed, 1 failed, 0 skipped');
         process.exit(1);
     },
 );
