@@ -2,7 +2,7 @@ import Net from 'node:net';
 
 import type { Request } from '@hapi/hapi';
 
-import { service } from './services.ts';
+import { defineService } from './services.ts';
 
 /** `::ffff:192.0.2.1` is 192.0.2.1; IPv6 addresses in lower case. */
 export function normalizeAddress(address: string): string {
@@ -84,8 +84,8 @@ export class TrustedProxies {
     }
 }
 
-const trustedProxies = (request: Request): TrustedProxies =>
-    service(request.server, 'trustedProxies', (server) => new TrustedProxies(server.app.config.trustedProxies));
+const trustedProxiesOf = defineService('trustedProxies', (server) => new TrustedProxies(server.app.config.trustedProxies));
+const trustedProxies = (request: Request): TrustedProxies => trustedProxiesOf(request.server);
 
 /** The address a request came from: its peer's, or the one a trusted proxy forwards (TRUSTED_PROXIES). */
 export function clientAddress(request: Request): string {

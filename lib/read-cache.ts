@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { service } from './services.ts';
+import { defineService } from './services.ts';
 
 type Versions = ReadonlyMap<string, string>;
 type VersionRow = { name: string; version: number | string | bigint };
@@ -173,12 +173,11 @@ function toVersions(rows: VersionRow[]): Versions {
     return new Map(rows.map((row) => [row.name, String(row.version)]));
 }
 
-export const dataVersions = (server: Server): DataVersions =>
-    service(server, 'data-versions', (owner) => {
-        const versions = new DataVersions(owner.app.knex);
-        owner.events.on('stop', () => versions.close());
-        return versions;
-    });
+export const dataVersions = defineService<DataVersions>('data-versions', (owner) => {
+    const versions = new DataVersions(owner.app.knex);
+    owner.events.on('stop', () => versions.close());
+    return versions;
+});
 
 interface Entry<T> {
     stamp: string;

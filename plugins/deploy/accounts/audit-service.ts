@@ -2,7 +2,7 @@ import type { Server } from '@hapi/hapi';
 
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 
 export interface AuditEntry {
     actor?: { id: number; email: string };
@@ -71,4 +71,4 @@ export class AuditService {
     }
 }
 
-export const audit = (server: Server): AuditService => service(server, 'audit', (owner) => new AuditService(owner));
+export const audit = defineService<AuditService>('audit', (owner) => new AuditService(owner));

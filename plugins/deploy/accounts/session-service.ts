@@ -4,7 +4,7 @@ import type { Server } from '@hapi/hapi';
 
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { type DeployUser, deployUserFromRow } from './user-service.ts';
 
 export interface DeploySession {
@@ -90,4 +90,4 @@ export class SessionService {
     }
 }
 
-export const sessions = (server: Server): SessionService => service(server, 'deploySessions', (owner) => new SessionService(owner));
+export const sessions = defineService<SessionService>('deploySessions', (owner) => new SessionService(owner));

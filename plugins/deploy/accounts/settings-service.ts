@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 
 import { now } from '../../../lib/database.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 
 /** Instance-wide settings kept as JSON in `instance_settings`; secret ones sealed with the master key. */
 export class SettingsService {
@@ -36,4 +36,4 @@ export class SettingsService {
     }
 }
 
-export const settings = (server: Server): SettingsService => service(server, 'settings', (owner) => new SettingsService(owner));
+export const settings = defineService<SettingsService>('settings', (owner) => new SettingsService(owner));

@@ -6,7 +6,7 @@ import type { Server } from '@hapi/hapi';
 
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { ConflictError, ForbiddenError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { settings } from './settings-service.ts';
 import { type DeployUser, deployUsers } from './user-service.ts';
 
@@ -85,4 +85,4 @@ export class SetupService {
     }
 }
 
-export const setup = (server: Server): SetupService => service(server, 'setup', (owner) => new SetupService(owner));
+export const setup = defineService<SetupService>('setup', (owner) => new SetupService(owner));

@@ -7,7 +7,7 @@ import QRCode from 'qrcode';
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import type { DeployUser } from './user-service.ts';
 
 const PERIOD_SECONDS = 30;
@@ -138,4 +138,4 @@ export class TotpService {
     }
 }
 
-export const totp = (server: Server): TotpService => service(server, 'totp', (owner) => new TotpService(owner));
+export const totp = defineService<TotpService>('totp', (owner) => new TotpService(owner));

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 
 import { now } from '../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { isValidEmail } from '../../../lib/email.ts';
 import { type HashPriority, hashPassword, verifyPassword } from '../../../lib/passwords.ts';
 
@@ -200,4 +200,4 @@ function checkPassword(password: string): void {
     }
 }
 
-export const deployUsers = (server: Server): DeployUserService => service(server, 'deployUsers', (owner) => new DeployUserService(owner));
+export const deployUsers = defineService<DeployUserService>('deployUsers', (owner) => new DeployUserService(owner));

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { parseCompose, renderCompose } from '../compose/compose-model.ts';
 import { defaultSite, parseSite, renderSite, sitePlaces } from '../nginx/site-model.ts';
 import { appNameProblem } from './app-names.ts';
@@ -317,4 +317,4 @@ export function readIfExists(file: string): string | undefined {
     return Fs.existsSync(file) ? Fs.readFileSync(file, 'utf8') : undefined;
 }
 
-export const apps = (server: Server): AppService => service(server, 'apps', (owner) => new AppService(owner));
+export const apps = defineService<AppService>('apps', (owner) => new AppService(owner));

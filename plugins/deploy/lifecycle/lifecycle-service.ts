@@ -7,7 +7,7 @@ import Path from 'node:path';
 import type { Server } from '@hapi/hapi';
 
 import { ConflictError, forField, ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { ROOT_DIR } from '../../../server.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { renderSecretsFile } from '../apps/app-files.ts';
@@ -208,4 +208,4 @@ export class LifecycleService {
     }
 }
 
-export const lifecycle = (server: Server): LifecycleService => service(server, 'lifecycle', (owner) => new LifecycleService(owner));
+export const lifecycle = defineService<LifecycleService>('lifecycle', (owner) => new LifecycleService(owner));

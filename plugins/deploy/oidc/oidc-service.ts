@@ -3,7 +3,7 @@ import * as client from 'openid-client';
 
 import type { AddressKind } from '../../../lib/addresses.ts';
 import { ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { settings } from '../accounts/settings-service.ts';
 import { type DeployUser, deployUsers } from '../accounts/user-service.ts';
 import { allowedProviderKinds, guardedProviderFetch } from './provider-fetch.ts';
@@ -364,4 +364,4 @@ export class OidcService {
     }
 }
 
-export const oidc = (server: Server): OidcService => service(server, 'deployOidc', (owner) => new OidcService(owner));
+export const oidc = defineService<OidcService>('deployOidc', (owner) => new OidcService(owner));

@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 
 import { toRfc3339 } from '../../../lib/database.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { settings } from '../accounts/settings-service.ts';
 import { deployUsers } from '../accounts/user-service.ts';
 import { apps } from '../apps/app-service.ts';
@@ -97,4 +97,4 @@ export class OverviewService {
     }
 }
 
-export const overview = (server: Server): OverviewService => service(server, 'overview', (owner) => new OverviewService(owner));
+export const overview = defineService<OverviewService>('overview', (owner) => new OverviewService(owner));

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 
 import { isUniqueViolation, now, toRfc3339 } from '../../../lib/database.ts';
 import { ConflictError, NotFoundError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { audit } from '../accounts/audit-service.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 
@@ -241,4 +241,4 @@ export class RunService {
     }
 }
 
-export const runs = (server: Server): RunService => service(server, 'runs', (owner) => new RunService(owner));
+export const runs = defineService<RunService>('runs', (owner) => new RunService(owner));

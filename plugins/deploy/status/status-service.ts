@@ -2,7 +2,7 @@ import type { Server } from '@hapi/hapi';
 import type Docker from 'dockerode';
 
 import { toRfc3339 } from '../../../lib/database.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { apps } from '../apps/app-service.ts';
 import { type CertificateInfo, certificateInfo } from '../host/certificate-info.ts';
 import { type AppContainer, appContainers, callDocker, DockerUnavailableError } from './app-containers.ts';
@@ -173,4 +173,4 @@ export class StatusService {
     }
 }
 
-export const appStatus = (server: Server): StatusService => service(server, 'appStatus', (owner) => new StatusService(owner));
+export const appStatus = defineService<StatusService>('appStatus', (owner) => new StatusService(owner));

@@ -5,7 +5,7 @@ import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
 import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
 import { type ApiRepository, type RepositoryRow, repositories, toRepositoryRow } from '../repositories/repository-service.ts';
@@ -414,4 +414,4 @@ function apiJob(row: JobRow, fullName: string, publicUrl: string): object {
     };
 }
 
-export const runs = (server: Server): RunService => service(server, 'actionRuns', (owner) => new RunService(owner));
+export const runs = defineService<RunService>('actionRuns', (owner) => new RunService(owner));

@@ -7,7 +7,7 @@ import { randomToken, sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
 import { BadRequestError, NotFoundError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 
 /** A runner is offline a minute after its last contact, and busy for ten seconds after its last task update. */
 export const RUNNER_OFFLINE_MS = 60_000;
@@ -261,4 +261,4 @@ export class RunnerService {
     }
 }
 
-export const runners = (server: Server): RunnerService => service(server, 'actionRunners', (owner) => new RunnerService(owner));
+export const runners = defineService<RunnerService>('actionRunners', (owner) => new RunnerService(owner));

@@ -5,7 +5,7 @@ import type { Server } from '@hapi/hapi';
 import { toRfc3339 } from '../../../lib/database.ts';
 import { NotFoundError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { JOBS_DIR } from '../../jobs.ts';
 import type { CronCause, CronOutcome, CronRequest } from './lease.ts';
 import { nextRunAt, parseSchedule, type Schedule } from './schedule.ts';
@@ -123,4 +123,4 @@ export class CronService {
     }
 }
 
-export const cron = (server: Server): CronService => service(server, 'cron', (owner) => new CronService(owner));
+export const cron = defineService<CronService>('cron', (owner) => new CronService(owner));

@@ -4,7 +4,7 @@ import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
 import { clientAddress } from '../../../lib/client-address.ts';
 import { BareForbiddenError, ForbiddenError, NotFoundError } from '../../../lib/errors.ts';
 import type { VersionSnapshot } from '../../../lib/read-cache.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { FailureThrottle } from '../../../lib/throttle.ts';
 import { tokens, tokenGrants, type ScopeCategory, type TokenRow } from './token-service.ts';
 import { users, USER_TYPE, type UserRow } from './user-service.ts';
@@ -63,8 +63,10 @@ function presentedCredential(request: Request): PresentedCredential | undefined 
 }
 
 /** Failed Basic passwords, per user name and client address (lib/throttle.ts); a throttled attempt is a 429. */
-const passwordThrottle = (server: Server): FailureThrottle =>
-    service(server, 'gitPasswordThrottle', (owner) => new FailureThrottle(owner.app.config.signInLimits));
+const passwordThrottle = defineService<FailureThrottle>(
+    'gitPasswordThrottle',
+    (owner) => new FailureThrottle(owner.app.config.signInLimits),
+);
 
 async function passwordUser(server: Server, username: string, password: string, address: string): Promise<UserRow | undefined> {
     return await passwordThrottle(server).guard(username, address, async (priority) => {

@@ -2,7 +2,7 @@ import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import { ConflictError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import type { UserRow } from './user-service.ts';
 
 export interface BadgeRow {
@@ -124,4 +124,4 @@ export class BadgeService {
     }
 }
 
-export const badges = (server: Server): BadgeService => service(server, 'badges', (owner) => new BadgeService(owner));
+export const badges = defineService<BadgeService>('badges', (owner) => new BadgeService(owner));

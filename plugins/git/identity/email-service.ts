@@ -2,7 +2,7 @@ import type { Server } from '@hapi/hapi';
 
 import { whereContains } from '../../../lib/database.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { USER_TYPE } from './user-service.ts';
 
 export interface ApiEmail {
@@ -58,4 +58,4 @@ export class EmailService {
     }
 }
 
-export const emails = (server: Server): EmailService => service(server, 'emails', (owner) => new EmailService(owner));
+export const emails = defineService<EmailService>('emails', (owner) => new EmailService(owner));

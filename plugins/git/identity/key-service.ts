@@ -4,7 +4,7 @@ import sshpk from 'sshpk';
 
 import { now } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import type { UserRow } from './user-service.ts';
 
 export interface PublicKeyRow {
@@ -216,4 +216,4 @@ export class PublicKeyService {
     }
 }
 
-export const publicKeys = (server: Server): PublicKeyService => service(server, 'publicKeys', (owner) => new PublicKeyService(owner));
+export const publicKeys = defineService<PublicKeyService>('publicKeys', (owner) => new PublicKeyService(owner));

@@ -6,7 +6,7 @@ import { sha256Hex } from '../../../lib/crypto.ts';
 import { now } from '../../../lib/database.ts';
 import { ValidationError } from '../../../lib/errors.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { toUserRow, type UserRow } from './user-service.ts';
 
 /** Gitea's scope categories; each is granted at read or write level (write includes read). */
@@ -162,4 +162,4 @@ export class TokenService {
     }
 }
 
-export const tokens = (server: Server): TokenService => service(server, 'tokens', (owner) => new TokenService(owner));
+export const tokens = defineService<TokenService>('tokens', (owner) => new TokenService(owner));

@@ -5,7 +5,7 @@ import { now, whereContains } from '../../../lib/database.ts';
 import { BadRequestError, NotFoundError, RenamedError, ValidationError } from '../../../lib/errors.ts';
 import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from './format.ts';
 import { isValidEmail } from '../../../lib/email.ts';
 import { userNameProblem, VISIBILITIES, type Visibility } from './names.ts';
@@ -567,4 +567,4 @@ export function onUserRename(hook: RenameHook): void {
     renameHooks.push(hook);
 }
 
-export const users = (server: Server): UserService => service(server, 'users', (owner) => new UserService(owner));
+export const users = defineService<UserService>('users', (owner) => new UserService(owner));

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 
 import { now } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
 import { notifications } from '../notification/notification-service.ts';
 import { repositoryAccess } from '../repositories/repository-access.ts';
@@ -328,4 +328,4 @@ function checkTitle(title: string): void {
     }
 }
 
-export const issues = (server: Server): IssueService => service(server, 'issues', (owner) => new IssueService(owner));
+export const issues = defineService<IssueService>('issues', (owner) => new IssueService(owner));

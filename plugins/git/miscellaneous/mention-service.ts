@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { USER_TYPE } from '../identity/user-service.ts';
 import { VISIBILITIES } from '../identity/names.ts';
 
@@ -31,4 +31,4 @@ export class MentionService {
     }
 }
 
-export const mentions = (server: Server): MentionService => service(server, 'git-mentions', (owner) => new MentionService(owner));
+export const mentions = defineService<MentionService>('git-mentions', (owner) => new MentionService(owner));

@@ -5,7 +5,7 @@ import { now, toRfc3339 } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError } from '../../../lib/errors.ts';
 import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { toUserRow, USER_TYPE, type UserRow } from '../identity/user-service.ts';
 import type { IssueRow } from '../issue/format.ts';
 import { issueLinks } from '../issue/format.ts';
@@ -421,5 +421,4 @@ export class NotificationService {
     }
 }
 
-export const notifications = (server: Server): NotificationService =>
-    service(server, 'notifications', (owner) => new NotificationService(owner));
+export const notifications = defineService<NotificationService>('notifications', (owner) => new NotificationService(owner));

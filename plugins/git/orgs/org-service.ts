@@ -5,7 +5,7 @@ import { now } from '../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import type { Page, Paging } from '../../../lib/paging.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../lib/read-cache.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { isValidEmail } from '../../../lib/email.ts';
 import { type ApiOrganization, toApiOrganization } from '../identity/format.ts';
 import { countOwnedThings, toUserRow, USER_TYPE, type UserPage, type UserRow, users, visibilityValue } from '../identity/user-service.ts';
@@ -216,5 +216,4 @@ export class OrganizationService {
     }
 }
 
-export const organizations = (server: Server): OrganizationService =>
-    service(server, 'organizations', (owner) => new OrganizationService(owner));
+export const organizations = defineService<OrganizationService>('organizations', (owner) => new OrganizationService(owner));

@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339, whereContains } from '../../../lib/database.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { registerOwnedThings, toUserRow, type UserRow } from '../identity/user-service.ts';
 
@@ -569,4 +569,4 @@ async function purgeOwnedPackages(owner: UserRow, trx: Knex.Transaction, server:
 
 registerOwnedThings({ name: 'packages', count: countOwnedPackages, purge: purgeOwnedPackages });
 
-export const packages = (server: Server): PackageService => service(server, 'packages', (owner) => new PackageService(owner));
+export const packages = defineService<PackageService>('packages', (owner) => new PackageService(owner));

@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { USER_TYPE, type UserRow } from '../identity/user-service.ts';
 import type { RepositoryRow } from './repository-service.ts';
 
@@ -156,5 +156,4 @@ export class RepositoryAccessService {
     }
 }
 
-export const repositoryAccess = (server: Server): RepositoryAccessService =>
-    service(server, 'repository-access', (owner) => new RepositoryAccessService(owner));
+export const repositoryAccess = defineService<RepositoryAccessService>('repository-access', (owner) => new RepositoryAccessService(owner));

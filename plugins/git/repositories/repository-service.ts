@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { repositoryNameProblem } from '../identity/names.ts';
 import { onUserRename, registerOwnedThings, users, type UserRow } from '../identity/user-service.ts';
@@ -844,4 +844,4 @@ function claimDirectory(directory: string, owner: UserRow, name: string): void {
     }
 }
 
-export const repositories = (server: Server): RepositoryService => service(server, 'repositories', (owner) => new RepositoryService(owner));
+export const repositories = defineService<RepositoryService>('repositories', (owner) => new RepositoryService(owner));

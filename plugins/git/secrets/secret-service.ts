@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { BadRequestError, NotFoundError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 
 const NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/i;
 const RESERVED_PREFIXES = ['GITEA_', 'GITHUB_'];
@@ -109,4 +109,4 @@ export class SecretService {
     }
 }
 
-export const secrets = (server: Server): SecretService => service(server, 'actionsSecrets', (owner) => new SecretService(owner));
+export const secrets = defineService<SecretService>('actionsSecrets', (owner) => new SecretService(owner));

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { now, toRfc3339 } from '../../../lib/database.ts';
 import { NotFoundError, ValidationError } from '../../../lib/errors.ts';
 import type { Paging } from '../../../lib/paging.ts';
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 import { expandEvents, type HookEvent } from './events.ts';
 import { deliveryScheduler } from './scheduler.ts';
 
@@ -328,4 +328,4 @@ export class WebhookService {
     }
 }
 
-export const webhooks = (server: Server): WebhookService => service(server, 'webhooks', (owner) => new WebhookService(owner));
+export const webhooks = defineService<WebhookService>('webhooks', (owner) => new WebhookService(owner));

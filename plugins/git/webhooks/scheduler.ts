@@ -1,6 +1,6 @@
 import type { Server } from '@hapi/hapi';
 
-import { service } from '../../../lib/services.ts';
+import { defineService } from '../../../lib/services.ts';
 
 export const DELIVERY_JOB = 'deliver-webhooks';
 /** The sweep that picks up retries the worker did not wait for, and anything queued while it was busy. */
@@ -77,5 +77,4 @@ export class DeliveryScheduler {
     }
 }
 
-export const deliveryScheduler = (server: Server): DeliveryScheduler =>
-    service(server, 'webhook-delivery', (owner) => new DeliveryScheduler(owner));
+export const deliveryScheduler = defineService<DeliveryScheduler>('webhook-delivery', (owner) => new DeliveryScheduler(owner));
