@@ -13,7 +13,7 @@ import { loggingPlugin } from './lib/logging.ts';
 import { registerDeployApi } from './lib/spec/deploy-loader.ts';
 import { registerGitApi } from './lib/spec/git-loader.ts';
 import { dbPlugin } from './plugins/db.ts';
-import { accessCheck, GIT_AUTH_STRATEGY, type OperationAccess, registerGitAuth } from './plugins/git/identity/auth.ts';
+import { accessCheck, GIT_AUTH_STRATEGY, type OperationAccess, registerGitAuth } from './plugins/git/domain/identity/auth.ts';
 import { docsPlugin } from './plugins/docs.ts';
 import { deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
@@ -60,7 +60,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         registerGitAuth(server);
         const auth = { strategy: GIT_AUTH_STRATEGY, accessCheck: (access: unknown) => accessCheck(access as OperationAccess) };
         const handlersRoot = Path.join(ROOT_DIR, 'plugins', 'git');
-        missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot, auth })));
+        const domainRoot = Path.join(ROOT_DIR, 'plugins', 'git', 'domain');
+        missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot, domainRoot, auth })));
         await server.register(packageRegistryPlugin);
         await server.register(runnerProtocolPlugin);
     }

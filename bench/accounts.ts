@@ -2,7 +2,7 @@ import Fs from 'node:fs';
 import Os from 'node:os';
 import Path from 'node:path';
 
-import { ARGON2_OPTIONS } from '../plugins/git/identity/passwords.ts';
+import { ARGON2_OPTIONS } from '../plugins/git/domain/identity/passwords.ts';
 import {
     alternatingLoads,
     type BenchFigure,

@@ -10,8 +10,8 @@ import '../lib/context.ts';
 import { ConfigError, loadConfig } from '../lib/config.ts';
 import { createKnex, migrate, toRfc3339 } from '../lib/database.ts';
 import { ServiceError } from '../lib/errors.ts';
-import { tokens } from '../plugins/git/identity/token-service.ts';
-import { USER_TYPE, users } from '../plugins/git/identity/user-service.ts';
+import { tokens } from '../plugins/git/domain/identity/token-service.ts';
+import { USER_TYPE, users } from '../plugins/git/domain/identity/user-service.ts';
 
 const USAGE = `Usage:
   gatehouse admin user create --username NAME --email EMAIL (--password PASSWORD | --random-password)

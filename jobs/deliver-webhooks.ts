@@ -1,7 +1,7 @@
-/** Bree job: sends the queued webhook deliveries (see plugins/git/webhooks/delivery.ts). */
+/** Bree job: sends the queued webhook deliveries (see plugins/git/domain/webhooks/delivery.ts). */
 import { loadMasterKey, Sealer } from '../lib/crypto.ts';
 import { done, jobData, post, withDatabase } from '../lib/worker.ts';
-import { Deliverer } from '../plugins/git/webhooks/delivery.ts';
+import { Deliverer } from '../plugins/git/domain/webhooks/delivery.ts';
 
 const { config } = jobData();
 const sealer = new Sealer(loadMasterKey(config.dataDir, config.masterKey));

@@ -6,7 +6,7 @@ import type { Lifecycle, Plugin, RouteOptionsValidate, Server, ServerRoute } fro
 import Joi from 'joi';
 
 import { validationFailAction } from '../errors.ts';
-import { loadHandlers, setUpDomain, setUpServices } from './handlers.ts';
+import { loadHandlers, setUpDomain } from './handlers.ts';
 import { canonicaliseKeys, type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export interface SwaggerParameter extends Omit<JsonSchema, 'required'> {
@@ -175,10 +175,8 @@ export async function registerGitApi(server: Server, { swaggerFile, handlersRoot
 
     const missing: string[] = [];
     for (const [tag, operations] of byTag) {
-        const folder = Path.join(handlersRoot, tag);
-        await setUpServices(folder, server);
         const handlers = await loadHandlers(
-            folder,
+            Path.join(handlersRoot, tag),
             operations.map((operation) => operation.operationId),
         );
         const plugin: Plugin<undefined> = {

@@ -11,8 +11,8 @@ import knexFactory, { type Knex } from 'knex';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { databaseKind, knexConfig } from '../../lib/database.ts';
 import { createServer, ROOT_DIR } from '../../server.ts';
-import { tokens } from '../../plugins/git/identity/token-service.ts';
-import { type UserRow, users } from '../../plugins/git/identity/user-service.ts';
+import { tokens } from '../../plugins/git/domain/identity/token-service.ts';
+import { type UserRow, users } from '../../plugins/git/domain/identity/user-service.ts';
 import { waitUntil } from './wait.ts';
 
 /** The backend the suite runs on: MariaDB/MySQL when DATABASE_URL is a mysql: URL, else SQLite. */

@@ -4,10 +4,10 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { DataVersions, ReadCache } from '../../lib/read-cache.ts';
-import { runs } from '../../plugins/git/actions/run-service.ts';
-import { STATUS as RUN_STATUS } from '../../plugins/git/actions/status.ts';
-import { organizations } from '../../plugins/git/orgs/org-service.ts';
-import { repositories } from '../../plugins/git/repositories/repository-service.ts';
+import { runs } from '../../plugins/git/domain/actions/run-service.ts';
+import { STATUS as RUN_STATUS } from '../../plugins/git/domain/actions/status.ts';
+import { organizations } from '../../plugins/git/domain/orgs/org-service.ts';
+import { repositories } from '../../plugins/git/domain/repositories/repository-service.ts';
 import { createTestServer, createTestUser, freePort, ON_MYSQL, startServerProcess, type TestServer, waitForHealth } from '../helpers/server.ts';
 
 export const lab = Lab.script();

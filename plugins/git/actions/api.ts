@@ -2,10 +2,10 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../lib/paging.ts';
-import { readsAsOf, signedInUser } from '../identity/auth.ts';
-import { type RunnerScope, runners, toApiRunner } from './runner-service.ts';
-import { type RunScope, runs } from './run-service.ts';
-import { statusFilter } from './status.ts';
+import { readsAsOf, signedInUser } from '../domain/identity/auth.ts';
+import { type RunnerScope, runners, toApiRunner } from '../domain/actions/runner-service.ts';
+import { type RunScope, runs } from '../domain/actions/run-service.ts';
+import { statusFilter } from '../domain/actions/status.ts';
 
 interface RunQuery {
     status?: string;

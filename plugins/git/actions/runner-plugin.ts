@@ -5,7 +5,7 @@
  */
 import type { Plugin, Request, ResponseObject, ResponseToolkit, RouteOptionsPayload } from '@hapi/hapi';
 
-import { RegistrationError, type RunnerRow, runners } from './runner-service.ts';
+import { RegistrationError, type RunnerRow, runners } from '../domain/actions/runner-service.ts';
 
 const PREFIX = '/api/actions';
 

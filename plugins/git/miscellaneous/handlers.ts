@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from './markdown.ts';
-import { mentions } from './mention-service.ts';
+import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from '../domain/markup/markdown.ts';
+import { mentions } from '../domain/markup/mention-service.ts';
 
 interface MarkupPayload {
     Text?: string;

@@ -4,9 +4,9 @@ import Boom from '@hapi/boom';
 import type { Lifecycle, Plugin, Request, RouteOptions } from '@hapi/hapi';
 
 import { ForbiddenError } from '../../../lib/errors.ts';
-import { accessCheck, credentialsOf, GIT_AUTH_STRATEGY, signedInUser } from '../identity/auth.ts';
-import { users, type UserRow, visibilityName } from '../identity/user-service.ts';
-import { MAX_PACKAGE_FILE_BYTES, packages, type PackageVersionRef } from './package-service.ts';
+import { accessCheck, credentialsOf, GIT_AUTH_STRATEGY, signedInUser } from '../domain/identity/auth.ts';
+import { users, type UserRow, visibilityName } from '../domain/identity/user-service.ts';
+import { MAX_PACKAGE_FILE_BYTES, packages, type PackageVersionRef } from '../domain/packages/package-service.ts';
 
 const VERSION_PATH = '/api/packages/{owner}/generic/{name}/{version}';
 const FILE_PATH = `${VERSION_PATH}/{filename}`;

@@ -12,7 +12,7 @@ import sshpk from 'sshpk';
 
 import { type GitOperation, gitOperations, readSwagger } from '../../../lib/spec/git-loader.ts';
 import type { JsonSchema } from '../../../lib/spec/schema-to-joi.ts';
-import { badges } from '../../../plugins/git/identity/badge-service.ts';
+import { badges } from '../../../plugins/git/domain/identity/badge-service.ts';
 import { GIT_SWAGGER_FILE } from '../../../server.ts';
 import { createTestServer, createTestUser, ON_MYSQL, type TestServer, type TestUser } from '../../helpers/server.ts';
 

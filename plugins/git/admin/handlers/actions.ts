@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { jobList, registrationToken, runList, runnerDelete, runnerEdit, runnerGet, runnerList } from '../../actions/api.ts';
-import { INSTANCE_SCOPE } from '../../actions/runner-service.ts';
+import { INSTANCE_SCOPE } from '../../domain/actions/runner-service.ts';
 
 // Administrators reach every runner, run and job; registration tokens they make are the instance's.
 export const getAdminRunners: Lifecycle.Method = async (request) => await runnerList(request, undefined);

@@ -2,8 +2,8 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { badges, type BadgeRow } from '../../identity/badge-service.ts';
-import { USER_TYPE, type UserRow, users } from '../../identity/user-service.ts';
+import { badges, type BadgeRow } from '../../domain/identity/badge-service.ts';
+import { USER_TYPE, type UserRow, users } from '../../domain/identity/user-service.ts';
 
 interface BadgesPayload {
     badge_slugs?: string[];

@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { cron } from '../../cron/cron-service.ts';
+import { cron } from '../../domain/cron/cron-service.ts';
 
 // Gitea pages the task list in memory and sends X-Total-Count without a Link header.
 export const adminCronList: Lifecycle.Method = async (request, h) => {

@@ -1,7 +1,7 @@
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { emails } from '../../identity/email-service.ts';
+import { emails } from '../../domain/identity/email-service.ts';
 
 async function emailList(request: Request, h: ResponseToolkit, text: string) {
     const paging = parsePaging(request.query);

@@ -1,7 +1,7 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { type CreateHookInput, type EditHookInput, type HookKind, toApiHook, webhooks } from '../../webhooks/hook-service.ts';
+import { type CreateHookInput, type EditHookInput, type HookKind, toApiHook, webhooks } from '../../domain/webhooks/hook-service.ts';
 
 function hookId(request: Request): number {
     return Number(request.params.id);

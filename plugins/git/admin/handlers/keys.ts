@@ -2,9 +2,9 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
-import { type ApiUser, toApiUser } from '../../identity/format.ts';
-import { publicKeys, type PublicKeyRow } from '../../identity/key-service.ts';
-import { USER_TYPE, type UserRow, users } from '../../identity/user-service.ts';
+import { type ApiUser, toApiUser } from '../../domain/identity/format.ts';
+import { publicKeys, type PublicKeyRow } from '../../domain/identity/key-service.ts';
+import { USER_TYPE, type UserRow, users } from '../../domain/identity/user-service.ts';
 
 interface CreateKeyPayload {
     key?: string;

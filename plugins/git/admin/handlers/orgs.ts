@@ -1,10 +1,10 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { readsAsOf, signedInUser } from '../../identity/auth.ts';
-import { toApiOrganization } from '../../identity/format.ts';
-import { USER_TYPE, users } from '../../identity/user-service.ts';
-import { type CreateOrgInput, organizations } from '../../orgs/org-service.ts';
+import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
+import { toApiOrganization } from '../../domain/identity/format.ts';
+import { USER_TYPE, users } from '../../domain/identity/user-service.ts';
+import { type CreateOrgInput, organizations } from '../../domain/orgs/org-service.ts';
 
 export const adminGetAllOrgs: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);

@@ -1,8 +1,8 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { signedInUser } from '../../identity/auth.ts';
-import { packages, toApiPackage } from '../../packages/package-service.ts';
+import { signedInUser } from '../../domain/identity/auth.ts';
+import { packages, toApiPackage } from '../../domain/packages/package-service.ts';
 
 export const adminListPackages: Lifecycle.Method = async (request, h) => {
     const query = request.query as Record<string, unknown>;

@@ -1,8 +1,8 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { signedInUser } from '../../identity/auth.ts';
-import { users } from '../../identity/user-service.ts';
-import { type CreateRepositoryInput, repositories } from '../../repositories/repository-service.ts';
+import { signedInUser } from '../../domain/identity/auth.ts';
+import { users } from '../../domain/identity/user-service.ts';
+import { type CreateRepositoryInput, repositories } from '../../domain/repositories/repository-service.ts';
 
 export const adminCreateRepo: Lifecycle.Method = async (request, h) => {
     const owner = await users(request.server).resolve(request.params.username as string);

@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { repositories } from '../../repositories/repository-service.ts';
+import { repositories } from '../../domain/repositories/repository-service.ts';
 
 interface UnadoptedQuery {
     query?: string;

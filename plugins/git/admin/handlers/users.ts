@@ -2,9 +2,9 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { readsAsOf, signedInUser } from '../../identity/auth.ts';
-import { toApiUser } from '../../identity/format.ts';
-import { type CreateUserInput, type EditUserInput, USER_TYPE, type UserSearch, users } from '../../identity/user-service.ts';
+import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
+import { toApiUser } from '../../domain/identity/format.ts';
+import { type CreateUserInput, type EditUserInput, USER_TYPE, type UserSearch, users } from '../../domain/identity/user-service.ts';
 
 const SORTS = ['name', 'created', 'updated', 'id'];
 const ORDERS = ['asc', 'desc'];

@@ -1,7 +1,7 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
-import { credentialsOf, signedInUser } from '../../identity/auth.ts';
-import { type CreateIssueInput, type EditIssueInput, issues, type RepositoryAccess } from '../issue-service.ts';
+import { credentialsOf, signedInUser } from '../../domain/identity/auth.ts';
+import { type CreateIssueInput, type EditIssueInput, issues, type RepositoryAccess } from '../../domain/issues/issue-service.ts';
 
 async function repositoryOf(request: Request): Promise<RepositoryAccess> {
     return await issues(request.server).access(request.params.owner as string, request.params.repo as string, credentialsOf(request)?.user);

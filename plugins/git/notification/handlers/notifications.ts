@@ -2,8 +2,8 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { now } from '../../../../lib/database.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { readsAsOf, signedInUser } from '../../identity/auth.ts';
-import { notifications, sourceValues, STATUS, statusValues, type ThreadFilter } from '../notification-service.ts';
+import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
+import { notifications, sourceValues, STATUS, statusValues, type ThreadFilter } from '../../domain/notifications/notification-service.ts';
 
 interface ListQuery {
     all?: boolean | string;

@@ -2,10 +2,10 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ForbiddenError } from '../../../../lib/errors.ts';
 import { jobList, registrationToken, runList, runnerDelete, runnerEdit, runnerGet, runnerList } from '../../actions/api.ts';
-import type { RunnerScope } from '../../actions/runner-service.ts';
-import type { RunScope } from '../../actions/run-service.ts';
-import { signedInUser } from '../../identity/auth.ts';
-import { organizations } from '../../orgs/org-service.ts';
+import type { RunnerScope } from '../../domain/actions/runner-service.ts';
+import type { RunScope } from '../../domain/actions/run-service.ts';
+import { signedInUser } from '../../domain/identity/auth.ts';
+import { organizations } from '../../domain/orgs/org-service.ts';
 
 /** Runners belong to owners of the organisation (and site administrators). */
 async function ownerScope(request: Request): Promise<RunnerScope> {

@@ -1,9 +1,9 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { credentialsOf, readsAsOf, signedInUser } from '../../identity/auth.ts';
-import { toApiOrganization } from '../../identity/format.ts';
-import { type CreateOrgInput, type EditOrgInput, organizations } from '../../orgs/org-service.ts';
+import { credentialsOf, readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
+import { toApiOrganization } from '../../domain/identity/format.ts';
+import { type CreateOrgInput, type EditOrgInput, organizations } from '../../domain/orgs/org-service.ts';
 
 export const orgGetAll: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);

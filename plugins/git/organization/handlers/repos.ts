@@ -1,9 +1,9 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { ForbiddenError } from '../../../../lib/errors.ts';
-import { signedInUser } from '../../identity/auth.ts';
-import { organizations } from '../../orgs/org-service.ts';
-import { type CreateRepositoryInput, repositories } from '../../repositories/repository-service.ts';
+import { signedInUser } from '../../domain/identity/auth.ts';
+import { organizations } from '../../domain/orgs/org-service.ts';
+import { type CreateRepositoryInput, repositories } from '../../domain/repositories/repository-service.ts';
 
 /** The deprecated path of POST /orgs/{org}/repos: owners (and administrators) create repositories in the organisation. */
 export const createOrgRepoDeprecated: Lifecycle.Method = async (request, h) => {

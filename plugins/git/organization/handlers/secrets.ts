@@ -1,9 +1,9 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { signedInUser } from '../../identity/auth.ts';
-import { organizations } from '../../orgs/org-service.ts';
-import { type SecretInput, secrets } from '../../secrets/secret-service.ts';
+import { signedInUser } from '../../domain/identity/auth.ts';
+import { organizations } from '../../domain/orgs/org-service.ts';
+import { type SecretInput, secrets } from '../../domain/secrets/secret-service.ts';
 
 /** An organisation's secrets are its owners' (and site administrators') business. */
 async function ownedOrgId(request: Request): Promise<number> {

@@ -1,10 +1,10 @@
 /** Shared by the actions tests: runner protocol calls and workflow runs made through the run service. */
 import type { Server } from '@hapi/hapi';
 
-import { runs } from '../../../../plugins/git/actions/run-service.ts';
-import { STATUS } from '../../../../plugins/git/actions/status.ts';
-import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
-import { repositories } from '../../../../plugins/git/repositories/repository-service.ts';
+import { runs } from '../../../../plugins/git/domain/actions/run-service.ts';
+import { STATUS } from '../../../../plugins/git/domain/actions/status.ts';
+import type { UserRow } from '../../../../plugins/git/domain/identity/user-service.ts';
+import { repositories } from '../../../../plugins/git/domain/repositories/repository-service.ts';
 import { giteaClient } from '../../../helpers/git-client.ts';
 
 export interface ProtocolAnswer {

@@ -4,7 +4,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { repositories } from '../../../../plugins/git/repositories/repository-service.ts';
+import { repositories } from '../../../../plugins/git/domain/repositories/repository-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { giteaClient } from '../../../helpers/git-client.ts';

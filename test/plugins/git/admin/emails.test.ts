@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { users } from '../../../../plugins/git/identity/user-service.ts';
+import { users } from '../../../../plugins/git/domain/identity/user-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { giteaClient } from '../../../helpers/git-client.ts';

@@ -6,7 +6,7 @@ import * as Lab from '@hapi/lab';
 import type { ApiPublicKey } from '../../../../plugins/git/admin/handlers/keys.ts';
 import sshpk from 'sshpk';
 
-import { users } from '../../../../plugins/git/identity/user-service.ts';
+import { users } from '../../../../plugins/git/domain/identity/user-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { giteaClient } from '../../../helpers/git-client.ts';

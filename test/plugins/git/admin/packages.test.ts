@@ -3,7 +3,7 @@ import Fs from 'node:fs';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { packages } from '../../../../plugins/git/packages/package-service.ts';
+import { packages } from '../../../../plugins/git/domain/packages/package-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { giteaClient } from '../../../helpers/git-client.ts';

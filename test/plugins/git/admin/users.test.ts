@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
+import { organizations } from '../../../../plugins/git/domain/orgs/org-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { giteaClient } from '../../../helpers/git-client.ts';

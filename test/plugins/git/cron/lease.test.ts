@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { executeCronTask } from '../../../../plugins/git/cron/lease.ts';
+import { executeCronTask } from '../../../../plugins/git/domain/cron/lease.ts';
 import { createTestServer, type TestServer } from '../../../helpers/server.ts';
 import { waitUntil } from '../../../helpers/wait.ts';
 

@@ -1,8 +1,8 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { nextOccurrence, nextRunAt, parseSchedule, previousOccurrence, slotOf } from '../../../../plugins/git/cron/schedule.ts';
-import { cronSettings } from '../../../../plugins/git/cron/cron-service.ts';
+import { nextOccurrence, nextRunAt, parseSchedule, previousOccurrence, slotOf } from '../../../../plugins/git/domain/cron/schedule.ts';
+import { cronSettings } from '../../../../plugins/git/domain/cron/cron-service.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

@@ -2,8 +2,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { passwordHashing } from '../../../../lib/passwords.ts';
-import { tokens } from '../../../../plugins/git/identity/token-service.ts';
-import { users } from '../../../../plugins/git/identity/user-service.ts';
+import { tokens } from '../../../../plugins/git/domain/identity/token-service.ts';
+import { users } from '../../../../plugins/git/domain/identity/user-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { waitUntil } from '../../../helpers/wait.ts';
 

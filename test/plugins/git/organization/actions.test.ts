@@ -1,8 +1,8 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
-import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
+import { organizations } from '../../../../plugins/git/domain/orgs/org-service.ts';
+import type { UserRow } from '../../../../plugins/git/domain/identity/user-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { swaggerErrors } from '../../../helpers/swagger.ts';
 import { giteaCaller, registerRunner, seedRuns } from '../actions/fixtures.ts';

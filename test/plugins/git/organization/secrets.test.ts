@@ -5,9 +5,9 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { giteaApi } from 'gitea-js';
 
-import { organizations } from '../../../../plugins/git/orgs/org-service.ts';
-import { secrets } from '../../../../plugins/git/secrets/secret-service.ts';
-import type { UserRow } from '../../../../plugins/git/identity/user-service.ts';
+import { organizations } from '../../../../plugins/git/domain/orgs/org-service.ts';
+import { secrets } from '../../../../plugins/git/domain/secrets/secret-service.ts';
+import type { UserRow } from '../../../../plugins/git/domain/identity/user-service.ts';
 import { ROOT_DIR } from '../../../../server.ts';
 import { createTestServer, createTestUser, freePort, type TestServer, type TestUser } from '../../../helpers/server.ts';
 import { waitUntil } from '../../../helpers/wait.ts';

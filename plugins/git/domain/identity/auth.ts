@@ -1,0 +1,228 @@
+import Boom from '@hapi/boom';
+import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
+
+import { clientAddress } from '../../../../lib/client-address.ts';
+import { BareForbiddenError, ForbiddenError, NotFoundError } from '../../../../lib/errors.ts';
+import type { VersionSnapshot } from '../../../../lib/read-cache.ts';
+import { defineService } from '../../../../lib/services.ts';
+import { FailureThrottle } from '../../../../lib/throttle.ts';
+import { tokens, tokenGrants, type ScopeCategory, type TokenRow } from './token-service.ts';
+import { users, USER_TYPE, type UserRow } from './user-service.ts';
+import { verifyPassword } from './passwords.ts';
+
+export const GIT_AUTH_STRATEGY = 'gitea';
+
+/** Who is calling: the signed-in user (after Sudo), who really signed in, and the token used, if any. */
+export interface GitCredentials {
+    user: UserRow;
+    doer: UserRow;
+    token?: TokenRow;
+    /** The write counters authentication checked, for the request's cached reads (lib/read-cache.ts). */
+    asOf?: VersionSnapshot;
+    [key: string]: unknown;
+}
+
+/** What an operation demands, from `x-gatehouse-access` in the Swagger document. */
+export interface OperationAccess {
+    scopes: ScopeCategory[];
+    signIn: boolean;
+    siteAdmin: boolean;
+}
+
+const INVALID_CREDENTIALS = 'invalid username, password or token';
+
+interface PresentedCredential {
+    token?: string;
+    username?: string;
+    password?: string;
+}
+
+function presentedCredential(request: Request): PresentedCredential | undefined {
+    const header = request.headers.authorization as string | undefined;
+    if (header) {
+        const [scheme = '', ...rest] = header.trim().split(/\s+/);
+        const value = rest.join(' ');
+        if (/^(token|bearer)$/i.test(scheme)) {
+            return { token: value };
+        }
+
+        if (/^basic$/i.test(scheme)) {
+            const decoded = Buffer.from(value, 'base64').toString('utf8');
+            const colon = decoded.indexOf(':');
+            return colon < 0
+                ? { username: decoded, password: '' }
+                : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+        }
+
+        return {};
+    }
+
+    const query = request.query as Record<string, unknown>;
+    const fromQuery = query.token ?? query.access_token;
+    return typeof fromQuery === 'string' && fromQuery !== '' ? { token: fromQuery } : undefined;
+}
+
+/** Failed Basic passwords, per user name and client address (lib/throttle.ts); a throttled attempt is a 429. */
+const passwordThrottle = defineService<FailureThrottle>(
+    'gitPasswordThrottle',
+    (owner) => new FailureThrottle(owner.app.config.signInLimits),
+);
+
+async function passwordUser(server: Server, username: string, password: string, address: string): Promise<UserRow | undefined> {
+    return await passwordThrottle(server).guard(username, address, async (priority) => {
+        const user = await users(server).byName(username);
+        const valid = user?.type === USER_TYPE.individual && (await verifyPassword(user.passwd_hash, password, priority));
+        return valid ? user : undefined;
+    });
+}
+
+async function signIn(
+    request: Request,
+    presented: PresentedCredential,
+): Promise<{ user: UserRow; token?: TokenRow; asOf?: VersionSnapshot }> {
+    const { server } = request;
+    if (presented.token !== undefined) {
+        const found = await tokens(server).find(presented.token);
+        if (!found) {
+            throw Boom.unauthorized(INVALID_CREDENTIALS);
+        }
+
+        return found;
+    }
+
+    const { username = '', password = '' } = presented;
+    // Basic with an empty password (or x-oauth-basic) carries a token as the user name.
+    if (password === '' || password === 'x-oauth-basic') {
+        return await signIn(request, { token: username });
+    }
+
+    const asToken = await tokens(server).find(password);
+    if (asToken) {
+        return asToken;
+    }
+
+    const user = await passwordUser(server, username, password, clientAddress(request));
+    if (!user) {
+        throw Boom.unauthorized(INVALID_CREDENTIALS);
+    }
+
+    return { user };
+}
+
+/** `Sudo` header or `sudo` query: a site administrator acts as another user. */
+async function applySudo(request: Request, doer: UserRow): Promise<UserRow> {
+    const sudo = request.headers.sudo ?? (request.query as Record<string, unknown>).sudo;
+    if (typeof sudo !== 'string' || sudo === '') {
+        return doer;
+    }
+
+    if (!doer.is_admin) {
+        throw new BareForbiddenError('Only administrators allowed to sudo.');
+    }
+
+    const user = await users(request.server).byName(sudo);
+    if (!user || user.type !== USER_TYPE.individual) {
+        throw new NotFoundError(`user redirect does not exist [name: ${sudo}]`);
+    }
+
+    return user;
+}
+
+/** Gitea's credentials: token or Bearer header, Basic with password or token, token or access_token in the query. */
+export function registerGitAuth(server: Server): void {
+    server.auth.scheme(GIT_AUTH_STRATEGY, () => ({
+        async authenticate(request: Request, h: ResponseToolkit) {
+            const presented = presentedCredential(request);
+            if (!presented) {
+                throw Boom.unauthorized(null, 'token');
+            }
+
+            if (presented.token === undefined && presented.username === undefined) {
+                throw Boom.unauthorized(INVALID_CREDENTIALS);
+            }
+
+            const { user: doer, token, asOf } = await signIn(request, presented);
+            const user = await applySudo(request, doer);
+            const credentials: GitCredentials = { user, doer, token, asOf };
+            return h.authenticated({ credentials });
+        },
+    }));
+    server.auth.strategy(GIT_AUTH_STRATEGY, GIT_AUTH_STRATEGY);
+}
+
+export function credentialsOf(request: Request): GitCredentials | undefined {
+    return request.auth.isAuthenticated ? (request.auth.credentials as GitCredentials) : undefined;
+}
+
+/** The request's view of the database for cached reads: what its authentication checked, if a token signed it in. */
+export function readsAsOf(request: Request): VersionSnapshot | undefined {
+    return credentialsOf(request)?.asOf;
+}
+
+/** The signed-in user of a route that demands one (the access check has already refused anonymous callers). */
+export function signedInUser(request: Request): UserRow {
+    const credentials = credentialsOf(request);
+    if (!credentials) {
+        throw Boom.unauthorized('token is required');
+    }
+
+    return credentials.user;
+}
+
+function accountRefusal(user: UserRow, publicUrl: string): string | undefined {
+    if (!user.is_active) {
+        return 'This account is not activated.';
+    }
+
+    if (user.prohibit_login) {
+        return 'This account is prohibited from signing in, please contact your site administrator.';
+    }
+
+    if (user.must_change_password) {
+        return `You must change your password. Change it at: ${publicUrl}user/settings/account`;
+    }
+
+    return undefined;
+}
+
+function checkScopes(request: Request, credentials: GitCredentials, access: OperationAccess): void {
+    if (!credentials.token || access.scopes.length === 0) {
+        return;
+    }
+
+    const level = request.method === 'get' || request.method === 'head' ? 'read' : 'write';
+    const missing = access.scopes.filter((category) => !tokenGrants(credentials.token?.scope ?? '', category, level));
+    if (missing.length > 0) {
+        const required = access.scopes.map((category) => `${level}:${category}`).join(' ');
+        throw new ForbiddenError(
+            `token does not have at least one of required scope(s), required=[${required}], token scope=${credentials.token.scope}`,
+        );
+    }
+}
+
+/** Runs after authentication on every git route: account state, token scope, sign-in, site administrator. */
+export function accessCheck(access: OperationAccess): Lifecycle.Method {
+    return (request, h) => {
+        const credentials = credentialsOf(request);
+        if (credentials) {
+            const refusal =
+                accountRefusal(credentials.doer, request.server.app.config.publicUrl) ??
+                accountRefusal(credentials.user, request.server.app.config.publicUrl);
+            if (refusal) {
+                throw new BareForbiddenError(refusal);
+            }
+
+            checkScopes(request, credentials, access);
+        }
+
+        if (access.signIn && !credentials) {
+            throw Boom.unauthorized('token is required');
+        }
+
+        if (access.siteAdmin && !credentials?.user.is_admin) {
+            throw new ForbiddenError('user should be the site admin');
+        }
+
+        return h.continue;
+    };
+}

@@ -1,0 +1,34 @@
+import type { Server } from '@hapi/hapi';
+import type { Knex } from 'knex';
+
+import { defineService } from '../../../../lib/services.ts';
+import { USER_TYPE } from '../identity/user-service.ts';
+import { VISIBILITIES } from '../identity/names.ts';
+
+/** Which mentioned names a rendered comment links: Gitea links a mention only to an existing, public individual user. */
+export class MentionService {
+    readonly #server: Server;
+
+    constructor(server: Server) {
+        this.#server = server;
+    }
+
+    get #knex(): Knex {
+        return this.#server.app.knex;
+    }
+
+    /** Of the lower-case names (the renderer bounds how many), those of public individual users, in one query. */
+    async mentionable(names: string[]): Promise<Set<string>> {
+        if (names.length === 0) {
+            return new Set();
+        }
+
+        const rows: Array<{ lower_name: string }> = await this.#knex('users')
+            .whereIn('lower_name', names)
+            .where({ type: USER_TYPE.individual, visibility: VISIBILITIES.indexOf('public') })
+            .select('lower_name');
+        return new Set(rows.map((row) => String(row.lower_name)));
+    }
+}
+
+export const mentions = defineService<MentionService>('git-mentions', (owner) => new MentionService(owner));

@@ -1,0 +1,211 @@
+import Fs from 'node:fs';
+import { createRequire } from 'node:module';
+import Path from 'node:path';
+
+import YAML from 'yaml';
+
+import { NotFoundError } from '../../../../lib/errors.ts';
+
+export interface LabelTemplate {
+    name: string;
+    color: string;
+    description: string;
+    exclusive: boolean;
+}
+
+export interface LicenseEntry {
+    key: string;
+    name: string;
+    url: string;
+}
+
+export interface LicenseInfo extends LicenseEntry {
+    implementation: string;
+    body: string;
+}
+
+interface SpdxLicense {
+    name: string;
+    licenseText: string;
+}
+
+const LICENSE_IMPLEMENTATION =
+    'Create a text file (typically named LICENSE or LICENSE.txt) in the root of your source code and copy the text of the license into the file';
+
+/** Go sorts strings by bytes: upper case before lower case. */
+function byteOrder(left: string, right: string): number {
+    return Buffer.compare(Buffer.from(left), Buffer.from(right));
+}
+
+export interface TemplateFolders {
+    /** Templates shipped with Gatehouse. */
+    assetsDir: string;
+    /** An administrator's additions or replacements, as Gitea's custom/options. */
+    customDir: string;
+}
+
+/**
+ * The read-only catalogs of the miscellaneous group: ignore-file, label and license templates,
+ * loaded once at start (shipped files overlaid by the administrator's custom folder).
+ */
+export class TemplatesService {
+    readonly #gitignores: Map<string, string>;
+    readonly #labelSets: Map<string, LabelTemplate[]>;
+    readonly #licenses: Map<string, string>;
+    readonly #licenseList: LicenseEntry[];
+    /** The list never changes while the server runs, so it is serialised once (75 KB for the SPDX list). */
+    readonly #licenseListJson: string;
+    readonly #rootUrl: string;
+
+    constructor(folders: TemplateFolders, rootUrl: string) {
+        this.#rootUrl = rootUrl;
+        this.#gitignores = readTextFiles([
+            Path.join(folders.assetsDir, 'gitignore', 'templates'),
+            Path.join(folders.customDir, 'gitignore'),
+        ]);
+        this.#labelSets = readLabelSets([Path.join(folders.assetsDir, 'label'), Path.join(folders.customDir, 'label')]);
+        this.#licenses = readLicenses(Path.join(folders.customDir, 'license'));
+        this.#licenseList = [...this.#licenses.keys()].map((name) => this.#licenseEntry(name));
+        this.#licenseListJson = JSON.stringify(this.#licenseList);
+    }
+
+    gitignoreNames(): string[] {
+        return [...this.#gitignores.keys()];
+    }
+
+    gitignore(name: string): { name: string; source: string } {
+        const source = this.#gitignores.get(cleanName(name));
+        if (source === undefined) {
+            throw new NotFoundError();
+        }
+
+        return { name: cleanName(name), source };
+    }
+
+    labelSetNames(): string[] {
+        return [...this.#labelSets.keys()];
+    }
+
+    labelSet(name: string): LabelTemplate[] {
+        const labels = this.#labelSets.get(name);
+        if (!labels) {
+            throw new NotFoundError();
+        }
+
+        return labels;
+    }
+
+    licenseList(): LicenseEntry[] {
+        return this.#licenseList;
+    }
+
+    licenseListJson(): string {
+        return this.#licenseListJson;
+    }
+
+    license(name: string): LicenseInfo {
+        const body = this.#licenses.get(cleanName(name));
+        if (body === undefined) {
+            throw new NotFoundError();
+        }
+
+        return { ...this.#licenseEntry(cleanName(name)), implementation: LICENSE_IMPLEMENTATION, body };
+    }
+
+    #licenseEntry(name: string): LicenseEntry {
+        return { key: name, name, url: `${this.#rootUrl}api/v1/licenses/${encodeURIComponent(name)}` };
+    }
+}
+
+/** Like Go's path.Clean on a name: no directories, so `../x` and `x/` name `x`. */
+function cleanName(name: string): string {
+    return Path.posix.basename(Path.posix.normalize(`/${name}`));
+}
+
+function listFiles(folder: string): string[] {
+    if (!Fs.existsSync(folder)) {
+        return [];
+    }
+
+    return Fs.readdirSync(folder, { withFileTypes: true })
+        .filter((entry) => entry.isFile() && !entry.name.startsWith('.'))
+        .map((entry) => entry.name);
+}
+
+function readTextFiles(folders: string[]): Map<string, string> {
+    const files = new Map<string, string>();
+    for (const folder of folders) {
+        for (const name of listFiles(folder)) {
+            files.set(name, Fs.readFileSync(Path.join(folder, name), 'utf8'));
+        }
+    }
+
+    return new Map([...files].sort(([left], [right]) => byteOrder(left, right)));
+}
+
+function readLicenses(customFolder: string): Map<string, string> {
+    const require = createRequire(import.meta.url);
+    const spdx = require('spdx-license-list/full') as Record<string, SpdxLicense>;
+    const licenses = new Map(Object.entries(spdx).map(([id, license]) => [id, license.licenseText]));
+    for (const [name, text] of readTextFiles([customFolder])) {
+        licenses.set(name, text);
+    }
+
+    return new Map([...licenses].sort(([left], [right]) => byteOrder(left, right)));
+}
+
+/** A YAML file (`labels: [...]`) wins over a legacy file (`#rrggbb name ; description` lines) of the same name. */
+function readLabelSets(folders: string[]): Map<string, LabelTemplate[]> {
+    const sets = new Map<string, { labels: LabelTemplate[]; yaml: boolean }>();
+    for (const folder of folders) {
+        for (const file of listFiles(folder)) {
+            const extension = Path.extname(file).toLowerCase();
+            const yaml = extension === '.yaml' || extension === '.yml';
+            const name = yaml ? file.slice(0, -extension.length) : file;
+            if (sets.get(name)?.yaml && !yaml) {
+                continue;
+            }
+
+            const text = Fs.readFileSync(Path.join(folder, file), 'utf8');
+            sets.set(name, { labels: yaml ? parseYamlLabels(text, file) : parseLegacyLabels(text), yaml });
+        }
+    }
+
+    return new Map([...sets].sort(([left], [right]) => byteOrder(left, right)).map(([name, { labels }]) => [name, labels]));
+}
+
+function parseYamlLabels(text: string, file: string): LabelTemplate[] {
+    const document = YAML.parse(text, { schema: 'failsafe' }) as { labels?: Array<Record<string, unknown>> } | null;
+    if (!Array.isArray(document?.labels)) {
+        throw new Error(`Label template ${file} has no labels list`);
+    }
+
+    return document.labels.map((label) => ({
+        name: String(label.name ?? ''),
+        color: normaliseColor(String(label.color ?? '')),
+        description: String(label.description ?? ''),
+        exclusive: String(label.exclusive).toLowerCase() === 'true',
+    }));
+}
+
+function parseLegacyLabels(text: string): LabelTemplate[] {
+    return text
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line.startsWith('#') && line.includes(' '))
+        .map((line) => {
+            const [head = '', description = ''] = line.split(';', 2);
+            const [color = '', ...words] = head.trim().split(/\s+/);
+            return { name: words.join(' '), color: normaliseColor(color), description: description.trim(), exclusive: false };
+        });
+}
+
+/** Gitea's API gives colours lower-case, six digits, without the leading `#`. */
+function normaliseColor(color: string): string {
+    let hex = color.trim().replace(/^#/, '').toLowerCase();
+    if (/^[0-9a-f]{3}$/.test(hex)) {
+        hex = [...hex].map((digit) => digit + digit).join('');
+    }
+
+    return hex;
+}

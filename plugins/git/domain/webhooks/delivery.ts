@@ -1,0 +1,320 @@
+/** Sending queued deliveries (hook_tasks): runs in the delivery worker, on the worker's own database handle. */
+import Crypto from 'node:crypto';
+import Dns from 'node:dns';
+import Http from 'node:http';
+import Https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import Net from 'node:net';
+
+import type { Knex } from 'knex';
+
+import type { WebhookConfig } from '../../../../lib/config.ts';
+import type { Sealer } from '../../../../lib/crypto.ts';
+import { now } from '../../../../lib/database.ts';
+import { type HostAllowList, parseAllowList } from './allow-list.ts';
+import { headerEvent } from './events.ts';
+import { AUTHORIZATION_PURPOSE, SECRET_PURPOSE } from './hook-service.ts';
+
+const BATCH_SIZE = 200;
+const CONCURRENCY = 16;
+const RESPONSE_EXCERPT_BYTES = 1024;
+/** The worker waits for retries due this soon instead of ending and leaving them to the next sweep. */
+const WAIT_FOR_RETRIES_MS = 5_000;
+
+interface TaskRow {
+    id: number;
+    hook_id: number;
+    uuid: string;
+    event_type: string;
+    payload_content: string;
+    attempts: number;
+}
+
+interface HookTarget {
+    url: string;
+    contentType: string;
+    secret: string;
+    authorization: string;
+}
+
+interface Outcome {
+    status: number;
+    body: string;
+    headers: Record<string, string>;
+}
+
+export interface DeliveryContext {
+    knex: Knex;
+    sealer: Sealer;
+    settings: WebhookConfig;
+}
+
+function openSealed(sealer: Sealer, sealed: string | null, purpose: string): string {
+    return sealed ? sealer.open(sealed, purpose) : '';
+}
+
+async function loadTarget(context: DeliveryContext, hookId: number): Promise<HookTarget | undefined> {
+    const hook = await context.knex('webhooks').where({ id: hookId }).first();
+    if (!hook) {
+        return undefined;
+    }
+
+    return {
+        url: String(hook.url),
+        contentType: String(hook.content_type),
+        secret: openSealed(context.sealer, hook.secret_sealed, SECRET_PURPOSE),
+        authorization: openSealed(context.sealer, hook.authorization_header_sealed, AUTHORIZATION_PURPOSE),
+    };
+}
+
+/** Gitea's delivery headers; the signature is the HMAC-SHA256 of the exact payload with the hook's secret. */
+function requestHeaders(task: TaskRow, target: HookTarget, body: string): Record<string, string> {
+    const signature = target.secret ? Crypto.createHmac('sha256', target.secret).update(task.payload_content).digest('hex') : '';
+    const event = headerEvent(task.event_type);
+    const headers: Record<string, string> = {
+        'Content-Type': target.contentType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
+        'Content-Length': String(Buffer.byteLength(body)),
+        'User-Agent': 'Gatehouse-Hookshot',
+        'X-Gitea-Delivery': task.uuid,
+        'X-Gitea-Event': event,
+        'X-Gitea-Event-Type': task.event_type,
+        'X-Gitea-Signature': signature,
+        'X-Gogs-Delivery': task.uuid,
+        'X-Gogs-Event': event,
+        'X-Gogs-Event-Type': task.event_type,
+        'X-Gogs-Signature': signature,
+        'X-Hub-Signature-256': signature ? `sha256=${signature}` : '',
+        'X-GitHub-Delivery': task.uuid,
+        'X-GitHub-Event': event,
+        'X-GitHub-Event-Type': task.event_type,
+    };
+    if (target.authorization) {
+        headers.Authorization = target.authorization;
+    }
+
+    return headers;
+}
+
+function refusal(hostName: string, address: string): Error {
+    return new Error(`webhook can only call allowed HTTP servers (check WEBHOOK_ALLOWED_HOST_LIST), deny '${hostName}(${address})'`);
+}
+
+/** Resolves as net.connect would, and refuses when any address the name resolves to is not allowed. */
+function guardedLookup(allowList: HostAllowList): LookupFunction {
+    return (hostName, options, callback) => {
+        Dns.lookup(hostName, { family: options.family, hints: options.hints, all: true }, (error, addresses) => {
+            if (error) {
+                callback(error, '', 4);
+                return;
+            }
+
+            const denied = addresses.find((entry) => !allowList.allows(hostName, entry.address));
+            if (denied || addresses.length === 0) {
+                callback(refusal(hostName, denied?.address ?? 'no address'), '', 4);
+                return;
+            }
+
+            if (options.all) {
+                (callback as unknown as (error: null, all: Dns.LookupAddress[]) => void)(null, addresses);
+                return;
+            }
+
+            const first = addresses[0] as Dns.LookupAddress;
+            callback(null, first.address, first.family);
+        });
+    };
+}
+
+class Sender {
+    readonly #allowList: HostAllowList;
+    readonly #timeoutMs: number;
+    readonly #agents = {
+        http: new Http.Agent({ keepAlive: true, maxSockets: CONCURRENCY }),
+        https: new Https.Agent({ keepAlive: true, maxSockets: CONCURRENCY }),
+    };
+
+    constructor(settings: WebhookConfig) {
+        this.#allowList = parseAllowList(settings.allowedHostList);
+        this.#timeoutMs = settings.deliverTimeoutMs;
+    }
+
+    close(): void {
+        this.#agents.http.destroy();
+        this.#agents.https.destroy();
+    }
+
+    async post(url: URL, headers: Record<string, string>, body: string): Promise<Outcome> {
+        const hostName = url.hostname.replace(/^\[(.*)\]$/, '$1');
+        if (Net.isIP(hostName) !== 0 && !this.#allowList.allows(hostName, hostName)) {
+            throw refusal(hostName, hostName);
+        }
+
+        const secure = url.protocol === 'https:';
+        const send = secure ? Https.request : Http.request;
+        return await new Promise((resolve, reject) => {
+            const request = send(url, {
+                method: 'POST',
+                headers,
+                agent: secure ? this.#agents.https : this.#agents.http,
+                lookup: guardedLookup(this.#allowList),
+                timeout: this.#timeoutMs,
+            });
+            request.on('timeout', () => request.destroy(new Error(`timed out after ${this.#timeoutMs} ms`)));
+            request.on('error', reject);
+            request.on('response', (response) => {
+                const chunks: Buffer[] = [];
+                let size = 0;
+                response.on('data', (chunk: Buffer) => {
+                    if (size < RESPONSE_EXCERPT_BYTES) {
+                        chunks.push(chunk);
+                    }
+
+                    size += chunk.length;
+                });
+                response.on('error', reject);
+                response.on('end', () =>
+                    resolve({
+                        status: response.statusCode ?? 0,
+                        body: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'),
+                        headers: Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, String(value)])),
+                    }),
+                );
+            });
+            request.end(body);
+        });
+    }
+}
+
+/** What is kept of a request: never the authorization header's value. */
+function recordedRequest(url: string, headers: Record<string, string>): string {
+    const shown = { ...headers };
+    if (shown.Authorization) {
+        shown.Authorization = '(hidden)';
+    }
+
+    return JSON.stringify({ url, http_method: 'POST', headers: shown });
+}
+
+export class Deliverer {
+    readonly #context: DeliveryContext;
+    readonly #sender: Sender;
+    readonly #targets = new Map<number, Promise<HookTarget | undefined>>();
+
+    constructor(context: DeliveryContext) {
+        this.#context = context;
+        this.#sender = new Sender(context.settings);
+    }
+
+    close(): void {
+        this.#sender.close();
+    }
+
+    #target(hookId: number): Promise<HookTarget | undefined> {
+        let target = this.#targets.get(hookId);
+        if (!target) {
+            target = loadTarget(this.#context, hookId);
+            this.#targets.set(hookId, target);
+        }
+
+        return target;
+    }
+
+    async deliver(task: TaskRow): Promise<boolean> {
+        const target = await this.#target(task.hook_id);
+        if (!target) {
+            await this.#context.knex('hook_tasks').where({ id: task.id }).update({ is_delivered: true, delivered_at: now() });
+            return false;
+        }
+
+        const body =
+            target.contentType === 'form' ? new URLSearchParams({ payload: task.payload_content }).toString() : task.payload_content;
+        const headers = requestHeaders(task, target, body);
+        const started = Date.now();
+        let outcome: Outcome;
+        try {
+            outcome = await this.#sender.post(new URL(target.url), headers, body);
+        } catch (error) {
+            outcome = { status: 0, body: `Delivery: ${(error as Error).message}`, headers: {} };
+        }
+
+        const succeeded = outcome.status >= 200 && outcome.status < 300;
+        await this.#record(task, target.url, headers, outcome, Date.now() - started, succeeded);
+        return succeeded;
+    }
+
+    async #record(task: TaskRow, url: string, headers: Record<string, string>, outcome: Outcome, duration: number, succeeded: boolean) {
+        const { maxAttempts, retryBackoffMs } = this.#context.settings;
+        const attempts = task.attempts + 1;
+        const finished = succeeded || attempts >= maxAttempts;
+        const deliveredAt = now();
+        await this.#context
+            .knex('hook_tasks')
+            .where({ id: task.id })
+            .update({
+                attempts,
+                is_delivered: finished,
+                is_succeed: succeeded,
+                next_attempt_at: finished ? deliveredAt : deliveredAt + retryBackoffMs * 2 ** (attempts - 1),
+                request_info: recordedRequest(url, headers),
+                response_info: JSON.stringify({ status: outcome.status, headers: outcome.headers, body: outcome.body }),
+                duration_ms: duration,
+                delivered_at: deliveredAt,
+            });
+    }
+
+    async #dueTasks(): Promise<TaskRow[]> {
+        const rows = await this.#context
+            .knex('hook_tasks')
+            .where({ is_delivered: false })
+            .where('next_attempt_at', '<=', now())
+            .orderBy('id', 'asc')
+            .limit(BATCH_SIZE)
+            .select('id', 'hook_id', 'uuid', 'event_type', 'payload_content', 'attempts');
+        return rows.map((row: Record<string, unknown>) => ({
+            ...(row as unknown as TaskRow),
+            id: Number(row.id),
+            hook_id: Number(row.hook_id),
+            attempts: Number(row.attempts),
+        }));
+    }
+
+    async #nextRetryIn(): Promise<number | undefined> {
+        const row = await this.#context.knex('hook_tasks').where({ is_delivered: false }).min({ next: 'next_attempt_at' }).first();
+        return row?.next === null || row?.next === undefined ? undefined : Number(row.next) - now();
+    }
+
+    /** Sends every due delivery, CONCURRENCY at a time; waits for retries due soon; returns how many succeeded. */
+    async run(): Promise<number> {
+        let succeeded = 0;
+        for (;;) {
+            const tasks = await this.#dueTasks();
+            if (tasks.length === 0) {
+                const wait = await this.#nextRetryIn();
+                if (wait === undefined || wait > WAIT_FOR_RETRIES_MS) {
+                    return succeeded;
+                }
+
+                await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 10)));
+                continue;
+            }
+
+            succeeded += await this.#deliverAll(tasks);
+        }
+    }
+
+    async #deliverAll(tasks: TaskRow[]): Promise<number> {
+        let next = 0;
+        let succeeded = 0;
+        const lane = async () => {
+            while (next < tasks.length) {
+                const task = tasks[next] as TaskRow;
+                next += 1;
+                if (await this.deliver(task)) {
+                    succeeded += 1;
+                }
+            }
+        };
+        await Promise.all(Array.from({ length: Math.min(CONCURRENCY, tasks.length) }, lane));
+        return succeeded;
+    }
+}
