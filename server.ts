@@ -17,8 +17,8 @@ import { accessCheck, GIT_AUTH_STRATEGY, type OperationAccess, registerGitAuth }
 import { docsPlugin } from './plugins/docs.ts';
 import { deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
-import { packageRegistryPlugin } from './plugins/git/packages/registry-plugin.ts';
-import { runnerProtocolPlugin } from './plugins/git/actions/runner-plugin.ts';
+import { packageRegistryPlugin } from './plugins/git/routes/package-registry.ts';
+import { runnerProtocolPlugin } from './plugins/git/routes/runner-protocol.ts';
 
 export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
 export const GIT_SWAGGER_FILE = Path.join(ROOT_DIR, 'specs', 'git', 'swagger.v1.json');
@@ -59,7 +59,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     if (config.services.includes('git')) {
         registerGitAuth(server);
         const auth = { strategy: GIT_AUTH_STRATEGY, accessCheck: (access: unknown) => accessCheck(access as OperationAccess) };
-        const handlersRoot = Path.join(ROOT_DIR, 'plugins', 'git');
+        const handlersRoot = Path.join(ROOT_DIR, 'plugins', 'git', 'routes');
         const domainRoot = Path.join(ROOT_DIR, 'plugins', 'git', 'domain');
         missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot, domainRoot, auth })));
         await server.register(packageRegistryPlugin);

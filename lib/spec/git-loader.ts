@@ -6,7 +6,7 @@ import type { Lifecycle, Plugin, RouteOptionsValidate, Server, ServerRoute } fro
 import Joi from 'joi';
 
 import { validationFailAction } from '../errors.ts';
-import { loadHandlers, setUpDomain } from './handlers.ts';
+import { loadRouteHandlers, setUpDomain } from './handlers.ts';
 import { canonicaliseKeys, type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export interface SwaggerParameter extends Omit<JsonSchema, 'required'> {
@@ -153,7 +153,7 @@ export interface GitAuthOptions {
 
 export interface GitApiOptions {
     swaggerFile: string;
-    /** Where the handlers live: one folder per Swagger tag. */
+    /** Where the handlers live: one folder per Swagger tag, holding only handler files (one per resource). */
     handlersRoot: string;
     /** Where the domain lives: one folder per concept, each set up by its `setup.ts` before the routes. */
     domainRoot?: string;
@@ -175,7 +175,7 @@ export async function registerGitApi(server: Server, { swaggerFile, handlersRoot
 
     const missing: string[] = [];
     for (const [tag, operations] of byTag) {
-        const handlers = await loadHandlers(
+        const handlers = await loadRouteHandlers(
             Path.join(handlersRoot, tag),
             operations.map((operation) => operation.operationId),
         );

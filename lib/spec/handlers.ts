@@ -6,21 +6,22 @@ import type { Lifecycle, Server } from '@hapi/hapi';
 
 export type HandlerTable = Map<string, Lifecycle.Method>;
 
+/** The TypeScript files directly in `folder`, in name order; none when it does not exist. */
+function moduleFiles(folder: string): string[] {
+    if (!Fs.existsSync(folder)) {
+        return [];
+    }
+
+    return Fs.readdirSync(folder)
+        .filter((file) => file.endsWith('.ts'))
+        .sort()
+        .map((file) => Path.join(folder, file));
+}
+
 /** `<folder>/<base>.ts` and every file in `<folder>/<base>/`: one file per resource, as Gitea's routers are. */
 function groupFiles(folder: string, base: 'handlers' | 'services'): string[] {
     const single = Path.join(folder, `${base}.ts`);
-    const many = Path.join(folder, base);
-    const files = Fs.existsSync(single) ? [single] : [];
-    if (Fs.existsSync(many)) {
-        files.push(
-            ...Fs.readdirSync(many)
-                .filter((file) => file.endsWith('.ts'))
-                .sort()
-                .map((file) => Path.join(many, file)),
-        );
-    }
-
-    return files;
+    return [...(Fs.existsSync(single) ? [single] : []), ...moduleFiles(Path.join(folder, base))];
 }
 
 /**
@@ -28,9 +29,18 @@ function groupFiles(folder: string, base: 'handlers' | 'services'): string[] {
  * An export that no operation names, or one exported twice, is a developer mistake and stops start-up.
  */
 export async function loadHandlers(folder: string, operationNames: Iterable<string>): Promise<HandlerTable> {
+    return await handlersIn(groupFiles(folder, 'handlers'), operationNames);
+}
+
+/** The same, for a route folder that holds nothing but handler files (`routes/<tag>/<resource>.ts`). */
+export async function loadRouteHandlers(folder: string, operationNames: Iterable<string>): Promise<HandlerTable> {
+    return await handlersIn(moduleFiles(folder), operationNames);
+}
+
+async function handlersIn(files: string[], operationNames: Iterable<string>): Promise<HandlerTable> {
     const table: HandlerTable = new Map();
     const known = new Set(operationNames);
-    for (const file of groupFiles(folder, 'handlers')) {
+    for (const file of files) {
         const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
         const where = Path.relative(process.cwd(), file);
         for (const [name, value] of Object.entries(module)) {

@@ -3,7 +3,7 @@ import Crypto from 'node:crypto';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { ApiPublicKey } from '../../../../plugins/git/admin/handlers/keys.ts';
+import type { ApiPublicKey } from '../../../../plugins/git/routes/admin/keys.ts';
 import sshpk from 'sshpk';
 
 import { users } from '../../../../plugins/git/domain/identity/user-service.ts';

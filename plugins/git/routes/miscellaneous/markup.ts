@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from '../domain/markup/markdown.ts';
-import { mentions } from '../domain/markup/mention-service.ts';
+import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from '../../domain/markup/markdown.ts';
+import { mentions } from '../../domain/markup/mention-service.ts';
 
 interface MarkupPayload {
     Text?: string;
@@ -10,22 +10,6 @@ interface MarkupPayload {
     Wiki?: boolean;
     FilePath?: string;
 }
-
-export const listGitignoresTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.gitignoreNames();
-
-export const getGitignoreTemplateInfo: Lifecycle.Method = (request) =>
-    request.server.app.services.templates.gitignore(request.params.name as string);
-
-export const listLabelTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.labelSetNames();
-
-export const getLabelTemplateInfo: Lifecycle.Method = (request) =>
-    request.server.app.services.templates.labelSet(request.params.name as string);
-
-export const listLicenseTemplates: Lifecycle.Method = (request, h) =>
-    h.response(request.server.app.services.templates.licenseListJson()).type('application/json; charset=utf-8');
-
-export const getLicenseTemplateInfo: Lifecycle.Method = (request) =>
-    request.server.app.services.templates.license(request.params.name as string);
 
 /** Gitea answers render failures in plain text with a trailing newline, not as JSON. */
 const renderAnswer: Lifecycle.Method = async (request, h) => {

@@ -1,11 +1,14 @@
-/** What the admin and organisation handlers share: runner, run and job listings in Gitea's response shapes. */
+/**
+ * What the admin and organisation handlers share (Gitea's routers/api/v1/shared): runner, run and job listings in
+ * Gitea's response shapes. Not a Swagger tag: the loader never reads this folder for handlers.
+ */
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 
-import { parsePaging, setPagingHeaders } from '../../../lib/paging.ts';
-import { readsAsOf, signedInUser } from '../domain/identity/auth.ts';
-import { type RunnerScope, runners, toApiRunner } from '../domain/actions/runner-service.ts';
-import { type RunScope, runs } from '../domain/actions/run-service.ts';
-import { statusFilter } from '../domain/actions/status.ts';
+import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
+import { type RunnerScope, runners, toApiRunner } from '../../domain/actions/runner-service.ts';
+import { type RunScope, runs } from '../../domain/actions/run-service.ts';
+import { statusFilter } from '../../domain/actions/status.ts';
 
 interface RunQuery {
     status?: string;

@@ -1,6 +1,6 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { jobList, registrationToken, runList, runnerDelete, runnerEdit, runnerGet, runnerList } from '../../actions/api.ts';
+import { jobList, registrationToken, runList, runnerDelete, runnerEdit, runnerGet, runnerList } from '../shared/actions.ts';
 import { INSTANCE_SCOPE } from '../../domain/actions/runner-service.ts';
 
 // Administrators reach every runner, run and job; registration tokens they make are the instance's.
