@@ -1,0 +1,233 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { tokens } from '../../../../../plugins/git/domain/identity/token-service.ts';
+import { users } from '../../../../../plugins/git/domain/identity/user-service.ts';
+import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../../helpers/server.ts';
+import { swaggerErrors } from '../../../../helpers/swagger.ts';
+import { giteaClient } from '../../../../helpers/git-client.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+interface ApiOrg {
+    name: string;
+    email: string;
+    visibility: string;
+    full_name: string;
+}
+
+describe('organizations', () => {
+    let context: TestServer;
+    let admin: TestUser;
+    let owner: TestUser;
+    let outsider: TestUser;
+
+    before(async () => {
+        context = await createTestServer();
+        admin = await createTestUser(context.server, { name: 'root', admin: true });
+        owner = await createTestUser(context.server, { name: 'olga' });
+        outsider = await createTestUser(context.server, { name: 'otto' });
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    const request = async (method: string, url: string, headers: Record<string, string> | undefined, payload?: object) =>
+        await context.server.inject({ method, url: `/api/v1${url}`, headers, payload });
+
+    const names = (result: unknown) => (result as ApiOrg[]).map((org) => org.name);
+
+    describe('create', () => {
+        it('creates an organisation whose creator is its owner (201)', async () => {
+            const response = await request('POST', '/orgs', owner.headers, {
+                username: 'pub-org',
+                full_name: 'Public Org',
+                email: 'org@example.com',
+                visibility: 'public',
+            });
+            expect(response.statusCode).to.equal(201);
+            expect(swaggerErrors('orgCreate', 201, response.result)).to.equal([]);
+            expect(response.result).to.include({ name: 'pub-org', username: 'pub-org', full_name: 'Public Org', visibility: 'public' });
+            for (const [name, visibility] of [
+                ['lim-org', 'limited'],
+                ['priv-org', 'private'],
+            ]) {
+                expect((await request('POST', '/orgs', owner.headers, { username: name, visibility })).statusCode).to.equal(201);
+            }
+
+            const team = await context.database
+                .knex('teams')
+                .join('users', 'users.id', 'teams.org_id')
+                .where('users.lower_name', 'pub-org')
+                .first('teams.name', 'teams.authorize');
+            expect(team).to.equal({ name: 'Owners', authorize: 'owner' });
+        });
+
+        it('answers 422 for a taken, reserved or missing name and a bad visibility', async () => {
+            const cases: Array<[object, string | undefined]> = [
+                [{ username: 'PUB-ORG' }, 'user already exists [name: PUB-ORG]'],
+                [{ username: 'olga' }, 'user already exists [name: olga]'],
+                [{ username: 'explore' }, 'name is reserved [name: explore]'],
+                [{}, '[UserName]: Required'],
+                [{ username: 'vis-org', visibility: 'hidden' }, undefined],
+            ];
+            for (const [payload, message] of cases) {
+                const response = await request('POST', '/orgs', owner.headers, payload);
+                expect(response.statusCode, JSON.stringify(payload)).to.equal(422);
+                if (message) {
+                    expect((response.result as { message: string }).message).to.equal(message);
+                }
+            }
+        });
+
+        it('answers 403 to a user who may not create organisations, and 401 without a token', async () => {
+            const limited = await createTestUser(context.server, { name: 'nocreate' });
+            await users(context.server).edit(limited.user, { allow_create_organization: false });
+            const response = await request('POST', '/orgs', limited.headers, { username: 'not-made' });
+            expect(response.statusCode).to.equal(403);
+            expect((response.result as { message: string }).message).to.equal('not allowed to create org');
+            expect((await request('POST', '/orgs', undefined, { username: 'not-made' })).statusCode).to.equal(401);
+        });
+    });
+
+    describe('visibility', () => {
+        it('lists public organisations to anonymous callers, limited ones to anyone signed in, private ones to members and admins', async () => {
+            const anonymous = await request('GET', '/orgs', undefined);
+            expect(anonymous.statusCode).to.equal(200);
+            expect(swaggerErrors('orgGetAll', 200, anonymous.result)).to.equal([]);
+            expect(names(anonymous.result)).to.equal(['pub-org']);
+            expect((anonymous.result as ApiOrg[])[0]?.email).to.equal('');
+            expect(names((await request('GET', '/orgs', outsider.headers)).result)).to.equal(['lim-org', 'pub-org']);
+            expect(names((await request('GET', '/orgs', owner.headers)).result)).to.equal(['lim-org', 'priv-org', 'pub-org']);
+            expect(names((await request('GET', '/orgs', admin.headers)).result)).to.equal(['lim-org', 'priv-org', 'pub-org']);
+        });
+
+        it('pages the list with X-Total-Count and Link', async () => {
+            const response = await request('GET', '/orgs?limit=1&page=2', owner.headers);
+            expect(names(response.result)).to.equal(['priv-org']);
+            expect(response.headers['x-total-count']).to.equal('3');
+            expect(response.headers.link).to.contain('rel="prev"');
+        });
+
+        it('gets an organisation only where it may be seen (404 otherwise)', async () => {
+            const publicOrg = await request('GET', '/orgs/PUB-ORG', undefined);
+            expect(publicOrg.statusCode).to.equal(200);
+            expect(swaggerErrors('orgGet', 200, publicOrg.result)).to.equal([]);
+            expect((publicOrg.result as ApiOrg).email).to.equal('');
+            expect(((await request('GET', '/orgs/pub-org', outsider.headers)).result as ApiOrg).email).to.equal('org@example.com');
+            expect((await request('GET', '/orgs/lim-org', undefined)).statusCode).to.equal(404);
+            expect((await request('GET', '/orgs/lim-org', outsider.headers)).statusCode).to.equal(200);
+            expect((await request('GET', '/orgs/priv-org', outsider.headers)).statusCode).to.equal(404);
+            expect((await request('GET', '/orgs/priv-org', owner.headers)).statusCode).to.equal(200);
+            expect((await request('GET', '/orgs/priv-org', admin.headers)).statusCode).to.equal(200);
+            expect((await request('GET', '/orgs/olga', owner.headers)).statusCode).to.equal(404);
+            expect((await request('GET', '/orgs/no-such-org', owner.headers)).statusCode).to.equal(404);
+        });
+    });
+
+    describe('edit and delete', () => {
+        it('lets the owner edit (200), clears the e-mail with "", and refuses others (403)', async () => {
+            const response = await request('PATCH', '/orgs/pub-org', owner.headers, {
+                full_name: 'Renamed Org',
+                location: 'Porto',
+                email: '',
+            });
+            expect(response.statusCode).to.equal(200);
+            expect(swaggerErrors('orgEdit', 200, response.result)).to.equal([]);
+            expect(response.result).to.include({ full_name: 'Renamed Org', location: 'Porto', email: '' });
+            expect((await request('PATCH', '/orgs/pub-org', outsider.headers, { full_name: 'x' })).statusCode).to.equal(403);
+            expect((await request('PATCH', '/orgs/pub-org', owner.headers, { email: 'bad' })).statusCode).to.equal(422);
+            expect((await request('PATCH', '/orgs/pub-org', owner.headers, { visibility: 'bad' })).statusCode).to.equal(422);
+            expect((await request('PATCH', '/orgs/no-such-org', owner.headers, {})).statusCode).to.equal(404);
+        });
+
+        it('lets the owner delete (204), refuses others (403), 404s the unknown', async () => {
+            expect((await request('DELETE', '/orgs/lim-org', outsider.headers)).statusCode).to.equal(403);
+            expect((await request('DELETE', '/orgs/lim-org', owner.headers)).statusCode).to.equal(204);
+            expect((await request('DELETE', '/orgs/lim-org', owner.headers)).statusCode).to.equal(404);
+        });
+    });
+
+    describe('admin', () => {
+        it('lists every organisation, whatever its visibility', async () => {
+            const response = await request('GET', '/admin/orgs', admin.headers);
+            expect(response.statusCode).to.equal(200);
+            expect(swaggerErrors('adminGetAllOrgs', 200, response.result)).to.equal([]);
+            expect(names(response.result)).to.equal(['priv-org', 'pub-org']);
+            expect((await request('GET', '/admin/orgs', owner.headers)).statusCode).to.equal(403);
+        });
+
+        it('creates an organisation owned by a given user', async () => {
+            const response = await request('POST', '/admin/users/otto/orgs', admin.headers, {
+                username: 'ottos-org',
+                visibility: 'private',
+            });
+            expect(response.statusCode).to.equal(201);
+            expect(swaggerErrors('adminCreateOrg', 201, response.result)).to.equal([]);
+            expect((await request('GET', '/orgs/ottos-org', outsider.headers)).statusCode).to.equal(200);
+            expect((await request('POST', '/admin/users/otto/orgs', admin.headers, { username: 'ottos-org' })).statusCode).to.equal(422);
+            expect((await request('POST', '/admin/users/nobody/orgs', admin.headers, { username: 'x-org' })).statusCode).to.equal(404);
+        });
+    });
+
+    describe('repositories through the deprecated /org/{org}/repos', () => {
+        it('lets an owner create a real repository in the organisation (201)', async () => {
+            const response = await request('POST', '/org/pub-org/repos', owner.headers, {
+                name: 'Site',
+                auto_init: true,
+                description: 'the site',
+            });
+            expect(response.statusCode).to.equal(201);
+            expect(swaggerErrors('createOrgRepoDeprecated', 201, response.result)).to.equal([]);
+            expect(response.result).to.include({ name: 'Site', full_name: 'pub-org/Site', empty: false });
+            expect(Fs.existsSync(Path.join(context.config.repositoriesDir, 'pub-org', 'site.git', 'HEAD'))).to.be.true();
+        });
+
+        it('answers 409 for a taken name, 422 for a bad one, 403 to non-owners, 404 for unknown or hidden organisations', async () => {
+            expect((await request('POST', '/org/pub-org/repos', owner.headers, { name: 'site' })).statusCode).to.equal(409);
+            expect((await request('POST', '/org/pub-org/repos', owner.headers, { name: 'bad name' })).statusCode).to.equal(422);
+            const outsiderAttempt = await request('POST', '/org/pub-org/repos', outsider.headers, { name: 'mine' });
+            expect(outsiderAttempt.statusCode).to.equal(403);
+            expect((outsiderAttempt.result as { message: string }).message).to.equal(
+                'User is not allowed to create repositories in this organization.',
+            );
+            expect((await request('POST', '/org/priv-org/repos', outsider.headers, { name: 'mine' })).statusCode).to.equal(404);
+            expect((await request('POST', '/org/no-such-org/repos', owner.headers, { name: 'mine' })).statusCode).to.equal(404);
+        });
+
+        it('needs both the organization and the repository scopes', async () => {
+            const { token } = await tokens(context.server).create(owner.user, 'org-only', ['write:organization']);
+            const response = await request('POST', '/org/pub-org/repos', { authorization: `token ${token}` }, { name: 'scoped' });
+            expect(response.statusCode).to.equal(403);
+            expect((response.result as { message: string }).message).to.contain('write:repository');
+        });
+
+        it('refuses to delete an organisation that still owns repositories', async () => {
+            const response = await request('DELETE', '/orgs/pub-org', owner.headers);
+            expect(response.statusCode).to.equal(422);
+            expect((response.result as { message: string }).message).to.contain('repositories');
+        });
+    });
+
+    describe('through the gitea-js client', () => {
+        it('creates, gets, lists, edits and deletes', async () => {
+            await context.server.start();
+            const api = giteaClient(context.server, owner);
+            expect((await api.orgs.orgCreate({ username: 'js-org' })).status).to.equal(201);
+            expect((await api.orgs.orgGet('js-org')).data.name).to.equal('js-org');
+            expect((await api.orgs.orgGetAll()).data.map((org) => org.name)).to.include('js-org');
+            expect((await api.orgs.orgEdit('js-org', { description: 'made by gitea-js' })).data.description).to.equal('made by gitea-js');
+            expect((await api.orgs.orgDelete('js-org')).status).to.equal(204);
+            const adminApi = giteaClient(context.server, admin);
+            expect((await adminApi.admin.adminGetAllOrgs()).status).to.equal(200);
+            expect((await adminApi.admin.adminCreateOrg('olga', { username: 'js-admin-org' })).status).to.equal(201);
+            expect((await api.org.createOrgRepoDeprecated('js-admin-org', { name: 'from-js' })).status).to.equal(201);
+        });
+    });
+});
