@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { DataVersions, ReadCache } from '../../lib/read-cache.ts';
-import { runs } from '../../plugins/git/domain/actions/run-service.ts';
+import { actionRuns } from '../../plugins/git/domain/actions/action-run-service.ts';
 import { STATUS as RUN_STATUS } from '../../plugins/git/domain/actions/status.ts';
 import { organizations } from '../../plugins/git/domain/orgs/org-service.ts';
 import { repositories } from '../../plugins/git/domain/repositories/repository-service.ts';
@@ -165,7 +165,7 @@ describe('read caches kept fresh by write counters', () => {
             ).workflow_runs.map((run) => run.id);
         const before = await list();
 
-        const id = await runs(primary.server).createRun({
+        const id = await actionRuns(primary.server).createRun({
             repo,
             workflowId: 'ci.yml',
             title: 'Cached?',

@@ -3,7 +3,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 import { ForbiddenError } from '../../../../lib/errors.ts';
 import { jobList, registrationToken, runList, runnerDelete, runnerEdit, runnerGet, runnerList } from '../shared/actions.ts';
 import type { RunnerScope } from '../../domain/actions/runner-service.ts';
-import type { RunScope } from '../../domain/actions/run-service.ts';
+import type { RunScope } from '../../domain/actions/action-run-service.ts';
 import { signedInUser } from '../../domain/identity/auth.ts';
 import { organizations } from '../../domain/orgs/org-service.ts';
 

@@ -7,7 +7,7 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { type RunnerScope, runners, toApiRunner } from '../../domain/actions/runner-service.ts';
-import { type RunScope, runs } from '../../domain/actions/run-service.ts';
+import { actionRuns, type RunScope } from '../../domain/actions/action-run-service.ts';
 import { statusFilter } from '../../domain/actions/status.ts';
 
 interface RunQuery {
@@ -52,7 +52,7 @@ export async function registrationToken(request: Request, scope: RunnerScope): P
 export async function runList(request: Request, h: ResponseToolkit, scope: RunScope | undefined): Promise<object> {
     const query = request.query as RunQuery;
     const paging = parsePaging(request.query);
-    const service = runs(request.server);
+    const service = actionRuns(request.server);
     const filters = {
         statuses: statusFilter(query.status),
         event: query.event,
@@ -68,7 +68,7 @@ export async function runList(request: Request, h: ResponseToolkit, scope: RunSc
 export async function jobList(request: Request, h: ResponseToolkit, scope: RunScope | undefined): Promise<object> {
     const query = request.query as RunQuery;
     const paging = parsePaging(request.query);
-    const service = runs(request.server);
+    const service = actionRuns(request.server);
     const { rows, total } = await service.listJobs(scope, statusFilter(query.status), { sort: query.sort, order: query.order }, paging);
     const body = { jobs: await service.toApiJobs(rows), total_count: total };
     return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total, paging });

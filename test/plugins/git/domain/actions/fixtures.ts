@@ -1,7 +1,7 @@
 /** Shared by the actions tests: runner protocol calls and workflow runs made through the run service. */
 import type { Server } from '@hapi/hapi';
 
-import { runs } from '../../../../../plugins/git/domain/actions/run-service.ts';
+import { actionRuns } from '../../../../../plugins/git/domain/actions/action-run-service.ts';
 import { STATUS } from '../../../../../plugins/git/domain/actions/status.ts';
 import type { UserRow } from '../../../../../plugins/git/domain/identity/user-service.ts';
 import { repositories } from '../../../../../plugins/git/domain/repositories/repository-service.ts';
@@ -59,7 +59,7 @@ export async function registerRunner(
 export async function seedRuns(server: Server, owner: UserRow, doer: UserRow, repoName: string, isPrivate = false): Promise<number[]> {
     const repo = await repositories(server).create(owner, { name: repoName, private: isPrivate }, doer);
     const started = Date.now() - 60_000;
-    const service = runs(server);
+    const service = actionRuns(server);
     const step = (name: string, status: number) => ({ name, status, started, stopped: status === STATUS.running ? 0 : started + 1000 });
     return [
         await service.createRun({

@@ -109,7 +109,7 @@ interface Related {
 }
 
 /** Workflow runs and their jobs, as Gitea stores them, listed per scope with the API's filters. */
-export class RunService {
+export class ActionRunService {
     readonly #server: Server;
     // A page of runs names their repositories, owners and actors: kept until one of those tables is written.
     readonly #runPages: ReadCache<Page<object>>;
@@ -414,4 +414,4 @@ function apiJob(row: JobRow, fullName: string, publicUrl: string): object {
     };
 }
 
-export const runs = defineService<RunService>('actionRuns', (owner) => new RunService(owner));
+export const actionRuns = defineService<ActionRunService>('actionRuns', (owner) => new ActionRunService(owner));
