@@ -2,7 +2,7 @@ import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 import sshpk from 'sshpk';
 
-import { now } from '../../../../lib/database.ts';
+import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import type { UserRow } from './user-service.ts';
@@ -128,11 +128,6 @@ function toPublicKeyRow(raw: Record<string, unknown>): PublicKeyRow {
         updated_at: Number(raw.updated_at),
         last_used_at: Number(raw.last_used_at),
     };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 export interface NewPublicKey {

@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { now } from '../../../../lib/database.ts';
+import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
@@ -47,11 +47,6 @@ export interface RepositoryAccess {
 }
 
 const MAX_TITLE_LENGTH = 255;
-
-function isUniqueViolation(error: unknown): boolean {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
 
 /** The minimum of Gitea's issue API that produces notifications and webhook events: issues and their comments. */
 export class IssueService {

@@ -8,7 +8,7 @@ import Boom from '@hapi/boom';
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { now, toRfc3339, whereContains } from '../../../../lib/database.ts';
+import { isUniqueViolation, now, toRfc3339, whereContains } from '../../../../lib/database.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
@@ -210,11 +210,6 @@ function checkGenericRef(ref: PackageVersionRef, filename?: string): void {
     if (!isValidVersion(ref.version)) {
         throw new BadRequestError('invalid package version');
     }
-}
-
-function isUniqueViolation(error: unknown): boolean {
-    const code = (error as { code?: unknown } | null)?.code;
-    return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 /** Runs work one at a time per key: a blob's row and its file on disk change together. */

@@ -6,7 +6,7 @@ import Path from 'node:path';
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { now, toRfc3339 } from '../../../../lib/database.ts';
+import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
@@ -499,11 +499,6 @@ interface CreationPlan {
     objectFormat: string;
     /** The first commit's files when auto_init is asked for. */
     files?: InitialFile[];
-}
-
-function isUniqueViolation(error: unknown): boolean {
-    const code = (error as { code?: unknown } | undefined)?.code;
-    return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 function sameNameConflict(): ConflictError {
