@@ -8,7 +8,8 @@ import { readCache, type ReadCache, type VersionSnapshot } from '../../../../lib
 import { defineService } from '../../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
-import { type ApiRepository, type RepositoryRow, repositories, toRepositoryRow } from '../repositories/repository-service.ts';
+import { type ApiRepository, toApiRepository } from '../repositories/format.ts';
+import { type RepositoryRow, toRepositoryRow } from '../repositories/repository-service.ts';
 import { aggregateStatus, apiStatus, isDone, STATUS } from './status.ts';
 
 export interface NewStep {
@@ -316,10 +317,7 @@ export class ActionRunService {
             if (!shownRepos.has(repoId)) {
                 const repo = related.repos.get(repoId);
                 const owner = repo ? related.owners.get(repo.owner_id) : undefined;
-                shownRepos.set(
-                    repoId,
-                    repo && owner ? repositories(this.#server).toApiRepository(repo, owner, viewer, publicUrl) : undefined,
-                );
+                shownRepos.set(repoId, repo && owner ? toApiRepository(repo, owner, viewer, publicUrl) : undefined);
             }
 
             return shownRepos.get(repoId);

@@ -8,7 +8,7 @@ import Path from 'node:path';
 import type { Knex } from 'knex';
 
 import type { Config } from '../../../../lib/config.ts';
-import { runGit } from '../repositories/repository-service.ts';
+import { runGit } from '../repositories/git.ts';
 import { aggregateStatus, STATUS } from '../actions/status.ts';
 import { directorySize } from '../../../../lib/files.ts';
 import { withTimeout } from '../../../../lib/timeout.ts';

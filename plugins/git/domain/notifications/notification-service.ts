@@ -11,7 +11,8 @@ import type { IssueRow } from '../issues/format.ts';
 import { issueLinks } from '../issues/format.ts';
 import type { RepositoryAccess } from '../issues/issue-service.ts';
 import { repositoryAccess } from '../repositories/repository-access.ts';
-import { type ApiRepository, repositories, toRepositoryRow } from '../repositories/repository-service.ts';
+import { type ApiRepository, toApiRepository } from '../repositories/format.ts';
+import { toRepositoryRow } from '../repositories/repository-service.ts';
 
 /** Gitea's stored values. */
 export const STATUS = { unread: 1, read: 2, pinned: 3 } as const;
@@ -361,7 +362,7 @@ export class NotificationService {
         const shown = new Map<number, Omit<ApiRepository, 'permissions'>>();
         for (const repository of repos.values()) {
             const owner = owners.get(repository.owner_id) as UserRow;
-            const { permissions: _permissions, ...api } = repositories(this.#server).toApiRepository(repository, owner, viewer, publicUrl);
+            const { permissions: _permissions, ...api } = toApiRepository(repository, owner, viewer, publicUrl);
             shown.set(repository.id, api);
         }
 

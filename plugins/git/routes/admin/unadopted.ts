@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { repositories } from '../../domain/repositories/repository-service.ts';
+import { unadoptedRepositories } from '../../domain/repositories/unadopted.ts';
 
 interface UnadoptedQuery {
     query?: string;
@@ -12,16 +12,16 @@ interface UnadoptedQuery {
 export const adminUnadoptedList: Lifecycle.Method = async (request, h) => {
     const { query, pattern } = request.query as UnadoptedQuery;
     const paging = parsePaging(request.query);
-    const { names, total } = await repositories(request.server).listUnadopted(query ?? pattern ?? '', paging);
+    const { names, total } = await unadoptedRepositories(request.server).list(query ?? pattern ?? '', paging);
     return setPagingHeaders(request, h.response(names), request.server.app.config.publicUrl, { total, paging, link: false });
 };
 
 export const adminAdoptRepository: Lifecycle.Method = async (request, h) => {
-    await repositories(request.server).adopt(request.params.owner as string, request.params.repo as string);
+    await unadoptedRepositories(request.server).adopt(request.params.owner as string, request.params.repo as string);
     return h.response().code(204);
 };
 
 export const adminDeleteUnadoptedRepository: Lifecycle.Method = async (request, h) => {
-    await repositories(request.server).deleteUnadopted(request.params.owner as string, request.params.repo as string);
+    await unadoptedRepositories(request.server).delete(request.params.owner as string, request.params.repo as string);
     return h.response().code(204);
 };

@@ -3,6 +3,7 @@ import type { Lifecycle } from '@hapi/hapi';
 import { ForbiddenError } from '../../../../lib/errors.ts';
 import { signedInUser } from '../../domain/identity/auth.ts';
 import { organizations } from '../../domain/orgs/org-service.ts';
+import { toApiRepository } from '../../domain/repositories/format.ts';
 import { type CreateRepositoryInput, repositories } from '../../domain/repositories/repository-service.ts';
 
 /** The deprecated path of POST /orgs/{org}/repos: owners (and administrators) create repositories in the organisation. */
@@ -14,7 +15,6 @@ export const createOrgRepoDeprecated: Lifecycle.Method = async (request, h) => {
         throw new ForbiddenError('User is not allowed to create repositories in this organization.');
     }
 
-    const service = repositories(request.server);
-    const repository = await service.create(org, request.payload as CreateRepositoryInput, doer);
-    return h.response(service.toApiRepository(repository, org, doer, request.server.app.config.publicUrl)).code(201);
+    const repository = await repositories(request.server).create(org, request.payload as CreateRepositoryInput, doer);
+    return h.response(toApiRepository(repository, org, doer, request.server.app.config.publicUrl)).code(201);
 };
