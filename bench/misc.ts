@@ -1,4 +1,4 @@
-import { renderMarkup } from '../plugins/git/domain/markup/markdown.ts';
+import { renderMarkup } from '../plugins/git/domain/markup/render.ts';
 import { markdownDocument } from './fixtures/markdown-document.ts';
 import {
     adminToken,

@@ -1,6 +1,6 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from '../../domain/markup/markdown.ts';
+import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from '../../domain/markup/render.ts';
 import { mentions } from '../../domain/markup/mention-service.ts';
 
 interface MarkupPayload {
