@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Builds specs/git/swagger.v1.json from the facts of Gitea's Swagger document.
 
-Only facts are taken from ../shared/reference (paths, operationIds, tags, parameter names and types,
-definitions' field names and types, status codes); every description is dropped and our own short
-summaries are written below. Run once when the reference changes; the output is committed.
+Only facts are taken from Gitea's document, vendored in specs/git/upstream (see its SOURCE.md): paths,
+operationIds, tags, parameter names and types, definitions' field names and types, status codes. Every
+description is dropped and our own short summaries are written below. Run it after changing this script or the
+vendored inputs; the output is committed, and it is what the server reads.
+
+    python3 scripts/build-git-swagger.py
+    python3 scripts/build-git-swagger.py --check                       # writes nothing; fails if the file differs
+    python3 scripts/build-git-swagger.py --extract-from v1_json.json   # also refreshes upstream/gitea-swagger-extract.json
 """
 import json
 import pathlib
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-REFERENCE = ROOT.parent / "shared" / "reference"
+UPSTREAM = ROOT / "specs" / "git" / "upstream"
 
 SUMMARIES = {
     "listAdminWorkflowJobs": "List every workflow job on the instance",
@@ -234,9 +240,47 @@ def add_extra_operations(paths, definitions, responses, full):
             pending |= references(table[name])
 
 
+# What the build takes from Gitea's full document besides the operations: the package shapes of /admin/packages.
+EXTRA_DEFINITIONS = ["Package", "PackageFile"]
+
+
+def extract(full):
+    """The parts of Gitea's full document that the build reads: the extra operations, the extra definitions, and
+    every definition and response they refer to, as Gitea wrote them."""
+    paths = {}
+    for path, method in EXTRA_OPERATIONS:
+        paths.setdefault(path, {})[method] = full["paths"][path][method]
+    tables = {"definitions": {}, "responses": {}}
+    pending = references(paths) | {f"#/definitions/{name}" for name in EXTRA_DEFINITIONS}
+    while pending:
+        kind, name = pending.pop().split("/")[1:3]
+        if name not in tables[kind]:
+            tables[kind][name] = full[kind][name]
+            pending |= references(tables[kind][name])
+    return {
+        "swagger": full["swagger"],
+        "info": full["info"],
+        "paths": dict(sorted(paths.items())),
+        "definitions": dict(sorted(tables["definitions"].items())),
+        "responses": dict(sorted(tables["responses"].items())),
+    }
+
+
+def read_upstream():
+    """The seed's operations (the subset) and the extract of the full document; `--extract-from FILE` first
+    rewrites the extract from a full Gitea document (templates/swagger/v1_json.tmpl, rendered)."""
+    extract_file = UPSTREAM / "gitea-swagger-extract.json"
+    if len(sys.argv) == 3 and sys.argv[1] == "--extract-from":
+        full = json.loads(pathlib.Path(sys.argv[2]).read_text())
+        extract_file.write_text(json.dumps(extract(full), indent=2) + "\n")
+    elif sys.argv[1:] not in ([], ["--check"]):
+        sys.exit("usage: build-git-swagger.py [--check | --extract-from FULL_GITEA_SWAGGER_JSON]")
+    subset = json.loads((UPSTREAM / "gitea-swagger-subset.json").read_text())
+    return subset, json.loads(extract_file.read_text())
+
+
 def main():
-    subset = json.loads((REFERENCE / "gitea-swagger-subset.json").read_text())
-    full = json.loads((REFERENCE / "gitea-swagger-full.json").read_text())
+    subset, full = read_upstream()
 
     paths = strip_text(subset["paths"])
     definitions = strip_text(subset["definitions"])
@@ -267,8 +311,8 @@ def main():
         }
     }
 
-    definitions["Package"] = strip_text(full["definitions"]["Package"])
-    definitions["PackageFile"] = strip_text(full["definitions"]["PackageFile"])
+    for name in EXTRA_DEFINITIONS:
+        definitions[name] = strip_text(full["definitions"][name])
 
     add_limits(paths, definitions)
     responses["PackageList"] = {"schema": {"type": "array", "items": {"$ref": "#/definitions/Package"}}}
@@ -302,7 +346,13 @@ def main():
         "definitions": dict(sorted(definitions.items())),
     }
     target = ROOT / "specs" / "git" / "swagger.v1.json"
-    target.write_text(json.dumps(document, indent=2) + "\n")
+    text = json.dumps(document, indent=2) + "\n"
+    if sys.argv[1:] == ["--check"]:
+        if target.read_text() != text:
+            sys.exit(f"{target.relative_to(ROOT)} is not what this script makes: run it and commit the result")
+        print(f"{target.relative_to(ROOT)} is up to date")
+        return
+    target.write_text(text)
     count = sum(1 for item in paths.values() for _ in item)
     print(f"wrote {target.relative_to(ROOT)} with {count} operations")
 
