@@ -1,12 +1,12 @@
 import Boom from '@hapi/boom';
-import type { Lifecycle, Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 
 import { clientAddress } from '../../../../lib/client-address.ts';
-import { BareForbiddenError, ForbiddenError, NotFoundError } from '../../../../lib/errors.ts';
+import { BareForbiddenError, NotFoundError } from '../../../../lib/errors.ts';
 import type { VersionSnapshot } from '../../../../lib/read-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { FailureThrottle } from '../../../../lib/throttle.ts';
-import { tokens, tokenGrants, type ScopeCategory, type TokenRow } from './token-service.ts';
+import { tokens, type TokenRow } from './token-service.ts';
 import { users, USER_TYPE, type UserRow } from './user-service.ts';
 import { verifyPassword } from './passwords.ts';
 
@@ -20,13 +20,6 @@ export interface GitCredentials {
     /** The write counters authentication checked, for the request's cached reads (lib/read-cache.ts). */
     asOf?: VersionSnapshot;
     [key: string]: unknown;
-}
-
-/** What an operation demands, from `x-gatehouse-access` in the Swagger document. */
-export interface OperationAccess {
-    scopes: ScopeCategory[];
-    signIn: boolean;
-    siteAdmin: boolean;
 }
 
 const INVALID_CREDENTIALS = 'invalid username, password or token';
@@ -167,62 +160,4 @@ export function signedInUser(request: Request): UserRow {
     }
 
     return credentials.user;
-}
-
-function accountRefusal(user: UserRow, publicUrl: string): string | undefined {
-    if (!user.is_active) {
-        return 'This account is not activated.';
-    }
-
-    if (user.prohibit_login) {
-        return 'This account is prohibited from signing in, please contact your site administrator.';
-    }
-
-    if (user.must_change_password) {
-        return `You must change your password. Change it at: ${publicUrl}user/settings/account`;
-    }
-
-    return undefined;
-}
-
-function checkScopes(request: Request, credentials: GitCredentials, access: OperationAccess): void {
-    if (!credentials.token || access.scopes.length === 0) {
-        return;
-    }
-
-    const level = request.method === 'get' || request.method === 'head' ? 'read' : 'write';
-    const missing = access.scopes.filter((category) => !tokenGrants(credentials.token?.scope ?? '', category, level));
-    if (missing.length > 0) {
-        const required = access.scopes.map((category) => `${level}:${category}`).join(' ');
-        throw new ForbiddenError(
-            `token does not have at least one of required scope(s), required=[${required}], token scope=${credentials.token.scope}`,
-        );
-    }
-}
-
-/** Runs after authentication on every git route: account state, token scope, sign-in, site administrator. */
-export function accessCheck(access: OperationAccess): Lifecycle.Method {
-    return (request, h) => {
-        const credentials = credentialsOf(request);
-        if (credentials) {
-            const refusal =
-                accountRefusal(credentials.doer, request.server.app.config.publicUrl) ??
-                accountRefusal(credentials.user, request.server.app.config.publicUrl);
-            if (refusal) {
-                throw new BareForbiddenError(refusal);
-            }
-
-            checkScopes(request, credentials, access);
-        }
-
-        if (access.signIn && !credentials) {
-            throw Boom.unauthorized('token is required');
-        }
-
-        if (access.siteAdmin && !credentials?.user.is_admin) {
-            throw new ForbiddenError('user should be the site admin');
-        }
-
-        return h.continue;
-    };
 }
