@@ -113,13 +113,53 @@ TAG_SCOPES = {
 PUBLIC_OPERATIONS.add("issueGetIssue")
 OPERATION_SCOPES = {"createOrgRepoDeprecated": ["organization", "repository"], "orgGetAll": []}
 
+# The organisation or user a path names, loaded once by the access check and handed to the handler, as Gitea's
+# orgAssignment with reqOrgMembership / reqOrgOwnership and UserAssignmentAPI do. `org`: the path's {org}, 404 when
+# missing or hidden from the caller, then `visible` (no more), `member` or `owner` (403 otherwise; site
+# administrators are both). `user`: the path's {username}, 404 when missing; `individual` refuses organisations too.
+ORG_RUNNERS = ["getOrgRunners", "getOrgRunner", "updateOrgRunner", "deleteOrgRunner", "orgCreateRunnerRegistrationToken"]
+ORG_SECRETS = ["orgListActionsSecrets", "updateOrgSecret", "deleteOrgSecret"]
+ORG_ACCESS = {
+    "orgGet": "visible",
+    "createOrgRepoDeprecated": "visible",
+    "getOrgWorkflowRuns": "member",
+    "getOrgWorkflowJobs": "member",
+    **{operation_id: "owner" for operation_id in ["orgEdit", "orgDelete", *ORG_RUNNERS, *ORG_SECRETS]},
+}
+USER_BADGES = ["adminListUserBadges", "adminAddUserBadges", "adminDeleteUserBadges"]
+USER_ACCESS = {
+    **{operation_id: "individual" for operation_id in [*USER_BADGES, "adminCreatePublicKey", "adminDeleteUserPublicKey"]},
+    "adminCreateOrg": "individual",
+    "adminEditUser": "individual",
+    # Deleting and renaming answer 422 for an organisation, and an organisation may own a repository.
+    "adminCreateRepo": "any",
+    "adminDeleteUser": "any",
+    "adminRenameUser": "any",
+}
+PATH_ACCESS = {"org": ORG_ACCESS, "username": USER_ACCESS}
+
 
 def access(operation_id, tag):
-    return {
+    declared = {
         "scopes": OPERATION_SCOPES.get(operation_id, TAG_SCOPES[tag]),
         "signIn": operation_id not in PUBLIC_OPERATIONS,
         "siteAdmin": tag == "admin",
     }
+    if operation_id in ORG_ACCESS:
+        declared["org"] = ORG_ACCESS[operation_id]
+    if operation_id in USER_ACCESS:
+        declared["user"] = USER_ACCESS[operation_id]
+    return declared
+
+
+def check_path_access(paths):
+    """Every operation whose path names an organisation or a user declares how it is loaded, and no other does."""
+    for path, path_item in paths.items():
+        for operation in path_item.values():
+            operation_id = operation["operationId"]
+            for name, table in PATH_ACCESS.items():
+                if (f"{{{name}}}" in path) != (operation_id in table):
+                    sys.exit(f"{operation_id} ({path}): declare its {{{name}}} access in PATH_ACCESS, or only then")
 
 
 PARAMETER_TEXT = {
@@ -315,6 +355,7 @@ def main():
         definitions[name] = strip_text(full["definitions"][name])
 
     add_limits(paths, definitions)
+    check_path_access(paths)
     responses["PackageList"] = {"schema": {"type": "array", "items": {"$ref": "#/definitions/Package"}}}
     for name, response in responses.items():
         response["description"] = name

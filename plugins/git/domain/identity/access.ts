@@ -2,15 +2,42 @@ import Boom from '@hapi/boom';
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { BareForbiddenError, ForbiddenError } from '../../../../lib/errors.ts';
+import { organizations } from '../orgs/org-service.ts';
 import { credentialsOf, type GitCredentials } from './auth.ts';
 import { type ScopeCategory, tokenGrants } from './token-service.ts';
-import type { UserRow } from './user-service.ts';
+import { USER_TYPE, type UserRow, users } from './user-service.ts';
+
+const ORG_LEVELS = ['visible', 'member', 'owner'] as const;
+const USER_KINDS = ['individual', 'any'] as const;
 
 /** What an operation demands, from `x-gatehouse-access` in the Swagger document. */
 export interface OperationAccess {
     scopes: ScopeCategory[];
     signIn: boolean;
     siteAdmin: boolean;
+    /**
+     * The path's `{org}` is loaded (404 when it is missing or hidden from the caller) and the caller must see it
+     * (`visible`), be a member (`member`) or an owner (`owner`); site administrators are both (403 otherwise).
+     */
+    org?: (typeof ORG_LEVELS)[number];
+    /** The path's `{username}` is loaded (404 when missing): an individual user (`individual`), or any account (`any`). */
+    user?: (typeof USER_KINDS)[number];
+}
+
+/** The organisation a path names, as the access check loaded it: Gitea's ctx.Org. */
+export interface PathOrg {
+    org: UserRow;
+    /** The caller owns it, or is a site administrator. */
+    isOwner: boolean;
+    /** The caller is a member (owners and site administrators are). */
+    isMember: boolean;
+}
+
+declare module '@hapi/hapi' {
+    interface PluginsStates {
+        /** What the git access check loaded from the path, for the handler (pathOrg, pathUser). */
+        gitPath?: { org?: PathOrg; user?: UserRow };
+    }
 }
 
 function accountRefusal(user: UserRow, publicUrl: string): string | undefined {
@@ -44,9 +71,47 @@ function checkScopes(request: Request, credentials: GitCredentials, access: Oper
     }
 }
 
-/** Runs after authentication on every git route: account state, token scope, sign-in, site administrator. */
+/** Gitea's orgAssignment, with reqOrgMembership or reqOrgOwnership when the operation asks for them. */
+async function assignOrg(request: Request, level: NonNullable<OperationAccess['org']>): Promise<PathOrg> {
+    const viewer = credentialsOf(request)?.user;
+    const service = organizations(request.server);
+    const org = await service.visible(String(request.params.org), viewer);
+    const isOwner = Boolean(viewer?.is_admin) || (await service.isOwner(org, viewer));
+    const isMember = isOwner || (await service.isMember(org, viewer));
+    if (level === 'owner' && !isOwner) {
+        throw new ForbiddenError('Must be an organization owner');
+    }
+
+    if (level === 'member' && !isMember) {
+        throw new ForbiddenError('Must be an organization member');
+    }
+
+    return { org, isOwner, isMember };
+}
+
+/** Gitea's UserAssignmentAPI: the path's user, found case-insensitively (a renamed one's old name redirects). */
+async function assignUser(request: Request, kind: NonNullable<OperationAccess['user']>): Promise<UserRow> {
+    return await users(request.server).resolve(String(request.params.username), kind === 'individual' ? USER_TYPE.individual : undefined);
+}
+
+/** A declaration the check does not know is a mistake in the Swagger document: it stops start-up. */
+function checkDeclaration(access: OperationAccess): void {
+    if (access.org !== undefined && !ORG_LEVELS.includes(access.org)) {
+        throw new Error(`x-gatehouse-access: org must be one of ${ORG_LEVELS.join(', ')}, not ${String(access.org)}`);
+    }
+
+    if (access.user !== undefined && !USER_KINDS.includes(access.user)) {
+        throw new Error(`x-gatehouse-access: user must be one of ${USER_KINDS.join(', ')}, not ${String(access.user)}`);
+    }
+}
+
+/**
+ * Runs after authentication on every git route: account state, token scope, sign-in, site administrator, then the
+ * organisation or user the path names, loaded once here and handed to the handler (pathOrg, pathUser).
+ */
 export function accessCheck(access: OperationAccess): Lifecycle.Method {
-    return (request, h) => {
+    checkDeclaration(access);
+    return async (request, h) => {
         const credentials = credentialsOf(request);
         if (credentials) {
             const refusal =
@@ -67,6 +132,33 @@ export function accessCheck(access: OperationAccess): Lifecycle.Method {
             throw new ForbiddenError('user should be the site admin');
         }
 
+        if (access.org || access.user) {
+            request.plugins.gitPath = {
+                org: access.org ? await assignOrg(request, access.org) : undefined,
+                user: access.user ? await assignUser(request, access.user) : undefined,
+            };
+        }
+
         return h.continue;
     };
+}
+
+/** The organisation the path names, for an operation that declares `org` access. */
+export function pathOrg(request: Request): PathOrg {
+    const org = request.plugins.gitPath?.org;
+    if (!org) {
+        throw new Error(`${String(request.route.settings.id)} reads the path's organisation but declares no org access`);
+    }
+
+    return org;
+}
+
+/** The user the path names, for an operation that declares `user` access. */
+export function pathUser(request: Request): UserRow {
+    const user = request.plugins.gitPath?.user;
+    if (!user) {
+        throw new Error(`${String(request.route.settings.id)} reads the path's user but declares no user access`);
+    }
+
+    return user;
 }

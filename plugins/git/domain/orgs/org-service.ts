@@ -138,12 +138,6 @@ export class OrganizationService {
         return org;
     }
 
-    async requireOwner(org: UserRow, user: UserRow): Promise<void> {
-        if (!user.is_admin && !(await this.isOwner(org, user))) {
-            throw new ForbiddenError('Must be an organization owner');
-        }
-    }
-
     async edit(org: UserRow, input: EditOrgInput): Promise<UserRow> {
         if (input.email && !isValidEmail(input.email)) {
             throw new ValidationError(`e-mail invalid [email: ${input.email}]`);

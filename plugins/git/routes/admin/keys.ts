@@ -1,10 +1,11 @@
-import type { Lifecycle, Request } from '@hapi/hapi';
+import type { Lifecycle } from '@hapi/hapi';
 
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { type ApiUser, toApiUser } from '../../domain/identity/format.ts';
+import { pathUser } from '../../domain/identity/access.ts';
 import { publicKeys, type PublicKeyRow } from '../../domain/identity/key-service.ts';
-import { USER_TYPE, type UserRow, users } from '../../domain/identity/user-service.ts';
+import type { UserRow } from '../../domain/identity/user-service.ts';
 
 interface CreateKeyPayload {
     key?: string;
@@ -50,12 +51,8 @@ function required(field: string, value: string | undefined): string {
     return value;
 }
 
-async function pathUser(request: Request): Promise<UserRow> {
-    return await users(request.server).resolve(request.params.username as string, USER_TYPE.individual);
-}
-
 export const adminCreatePublicKey: Lifecycle.Method = async (request, h) => {
-    const owner = await pathUser(request);
+    const owner = pathUser(request);
     const payload = request.payload as CreateKeyPayload;
     const title = required('Title', payload.title);
     const key = required('Key', payload.key);
@@ -65,7 +62,6 @@ export const adminCreatePublicKey: Lifecycle.Method = async (request, h) => {
 
 /** Gitea checks the key against the path's user, not the caller: an administrator there may delete anyone's key. */
 export const adminDeleteUserPublicKey: Lifecycle.Method = async (request, h) => {
-    const user = await pathUser(request);
-    await publicKeys(request.server).delete(user, request.params.id as number);
+    await publicKeys(request.server).delete(pathUser(request), request.params.id as number);
     return h.response().code(204);
 };

@@ -1,9 +1,9 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { pathUser } from '../../domain/identity/access.ts';
 import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { toApiOrganization } from '../../domain/identity/format.ts';
-import { USER_TYPE, users } from '../../domain/identity/user-service.ts';
 import { type CreateOrgInput, organizations } from '../../domain/orgs/org-service.ts';
 
 export const adminGetAllOrgs: Lifecycle.Method = async (request, h) => {
@@ -15,7 +15,7 @@ export const adminGetAllOrgs: Lifecycle.Method = async (request, h) => {
 };
 
 export const adminCreateOrg: Lifecycle.Method = async (request, h) => {
-    const owner = await users(request.server).resolve(request.params.username as string, USER_TYPE.individual);
+    const owner = pathUser(request);
     const doer = signedInUser(request);
     const org = await organizations(request.server).create(owner, request.payload as CreateOrgInput, doer);
     return h.response(toApiOrganization(org, doer, request.server.app.config.publicUrl)).code(201);

@@ -2,6 +2,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { pathUser } from '../../domain/identity/access.ts';
 import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { toApiUser } from '../../domain/identity/format.ts';
 import { type CreateUserInput, type EditUserInput, USER_TYPE, type UserSearch, users } from '../../domain/identity/user-service.ts';
@@ -45,25 +46,21 @@ export const adminCreateUser: Lifecycle.Method = async (request, h) => {
 };
 
 export const adminEditUser: Lifecycle.Method = async (request) => {
-    const user = await users(request.server).resolve(request.params.username as string, USER_TYPE.individual);
-    const edited = await users(request.server).edit(user, request.payload as EditUserInput);
+    const edited = await users(request.server).edit(pathUser(request), request.payload as EditUserInput);
     return toApiUser(edited, signedInUser(request), publicUrl(request));
 };
 
 export const adminDeleteUser: Lifecycle.Method = async (request, h) => {
-    const service = users(request.server);
-    const user = await service.resolve(request.params.username as string);
-    await service.delete(user, signedInUser(request), (request.query as { purge?: boolean }).purge === true);
+    await users(request.server).delete(pathUser(request), signedInUser(request), (request.query as { purge?: boolean }).purge === true);
     return h.response().code(204);
 };
 
 export const adminRenameUser: Lifecycle.Method = async (request, h) => {
-    const service = users(request.server);
-    const user = await service.resolve(request.params.username as string);
+    const user = pathUser(request);
     if (user.type !== USER_TYPE.individual) {
         throw new ValidationError('target is an organization but not user');
     }
 
-    await service.rename(user, (request.payload as { new_username: string }).new_username);
+    await users(request.server).rename(user, (request.payload as { new_username: string }).new_username);
     return h.response().code(204);
 };

@@ -1,6 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
+import { pathOrg } from '../../domain/identity/access.ts';
 import { credentialsOf, readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { toApiOrganization } from '../../domain/identity/format.ts';
 import { type CreateOrgInput, type EditOrgInput, organizations } from '../../domain/orgs/org-service.ts';
@@ -20,25 +21,15 @@ export const orgCreate: Lifecycle.Method = async (request, h) => {
 };
 
 export const orgGet: Lifecycle.Method = async (request) => {
-    const viewer = credentialsOf(request)?.user;
-    const org = await organizations(request.server).visible(request.params.org as string, viewer);
-    return toApiOrganization(org, viewer, request.server.app.config.publicUrl);
+    return toApiOrganization(pathOrg(request).org, credentialsOf(request)?.user, request.server.app.config.publicUrl);
 };
 
 export const orgEdit: Lifecycle.Method = async (request) => {
-    const doer = signedInUser(request);
-    const service = organizations(request.server);
-    const org = await service.visible(request.params.org as string, doer);
-    await service.requireOwner(org, doer);
-    const edited = await service.edit(org, (request.payload ?? {}) as EditOrgInput);
-    return toApiOrganization(edited, doer, request.server.app.config.publicUrl);
+    const edited = await organizations(request.server).edit(pathOrg(request).org, (request.payload ?? {}) as EditOrgInput);
+    return toApiOrganization(edited, signedInUser(request), request.server.app.config.publicUrl);
 };
 
 export const orgDelete: Lifecycle.Method = async (request, h) => {
-    const doer = signedInUser(request);
-    const service = organizations(request.server);
-    const org = await service.visible(request.params.org as string, doer);
-    await service.requireOwner(org, doer);
-    await service.delete(org);
+    await organizations(request.server).delete(pathOrg(request).org);
     return h.response().code(204);
 };

@@ -1,6 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { ForbiddenError } from '../../../../lib/errors.ts';
+import { pathOrg } from '../../domain/identity/access.ts';
 import { signedInUser } from '../../domain/identity/auth.ts';
 import { organizations } from '../../domain/orgs/org-service.ts';
 import { toApiRepository } from '../../domain/repositories/format.ts';
@@ -9,9 +10,8 @@ import { type CreateRepositoryInput, repositories } from '../../domain/repositor
 /** The deprecated path of POST /orgs/{org}/repos: owners (and administrators) create repositories in the organisation. */
 export const createOrgRepoDeprecated: Lifecycle.Method = async (request, h) => {
     const doer = signedInUser(request);
-    const orgs = organizations(request.server);
-    const org = await orgs.visible(request.params.org as string, doer);
-    if (!doer.is_admin && !(await orgs.canCreateRepository(org, doer))) {
+    const { org } = pathOrg(request);
+    if (!doer.is_admin && !(await organizations(request.server).canCreateRepository(org, doer))) {
         throw new ForbiddenError('User is not allowed to create repositories in this organization.');
     }
 

@@ -1,28 +1,23 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { signedInUser } from '../../domain/identity/auth.ts';
-import { organizations } from '../../domain/orgs/org-service.ts';
+import { pathOrg } from '../../domain/identity/access.ts';
 import { type SecretInput, secrets } from '../../domain/secrets/secret-service.ts';
 
-/** An organisation's secrets are its owners' (and site administrators') business. */
-async function ownedOrgId(request: Request): Promise<number> {
-    const doer = signedInUser(request);
-    const service = organizations(request.server);
-    const org = await service.visible(request.params.org as string, doer);
-    await service.requireOwner(org, doer);
-    return org.id;
+/** An organisation's secrets are its owners' (and site administrators') business: their operations declare `org: owner`. */
+function ownedOrgId(request: Request): number {
+    return pathOrg(request).org.id;
 }
 
 export const orgListActionsSecrets: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
-    const { rows, total } = await secrets(request.server).list(await ownedOrgId(request), paging);
+    const { rows, total } = await secrets(request.server).list(ownedOrgId(request), paging);
     return setPagingHeaders(request, h.response(rows), request.server.app.config.publicUrl, { total, paging });
 };
 
 export const updateOrgSecret: Lifecycle.Method = async (request, h) => {
     const created = await secrets(request.server).put(
-        await ownedOrgId(request),
+        ownedOrgId(request),
         request.params.secretname as string,
         request.payload as SecretInput,
     );
@@ -30,6 +25,6 @@ export const updateOrgSecret: Lifecycle.Method = async (request, h) => {
 };
 
 export const deleteOrgSecret: Lifecycle.Method = async (request, h) => {
-    await secrets(request.server).delete(await ownedOrgId(request), request.params.secretname as string);
+    await secrets(request.server).delete(ownedOrgId(request), request.params.secretname as string);
     return h.response().code(204);
 };

@@ -225,6 +225,12 @@ describe('admin: users', () => {
             expect((unknown.result as { message: string }).message).to.equal('user redirect does not exist [name: nobody-here]');
         });
 
+        it("looks the user up before reading the body, as Gitea's middleware runs before binding", async () => {
+            const unknown = await request('PATCH', '/admin/users/nobody-here', { full_name: 'x' });
+            expect(unknown.statusCode).to.equal(404);
+            expect((unknown.result as { message: string }).message).to.equal('user redirect does not exist [name: nobody-here]');
+        });
+
         it("ends the user's tokens when the password changes", async () => {
             const henry = await createTestUser(context.server, { name: 'henry' });
             expect((await context.server.inject({ url: '/api/v1/orgs', headers: henry.headers })).statusCode).to.equal(200);

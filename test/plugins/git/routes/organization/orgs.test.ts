@@ -152,6 +152,15 @@ describe('organizations', () => {
             expect((await request('DELETE', '/orgs/lim-org', owner.headers)).statusCode).to.equal(204);
             expect((await request('DELETE', '/orgs/lim-org', owner.headers)).statusCode).to.equal(404);
         });
+
+        it("checks the organisation before the body, as Gitea's middleware runs before binding", async () => {
+            const notOwner = await request('PATCH', '/orgs/pub-org', outsider.headers, { visibility: 'bad' });
+            expect(notOwner.statusCode).to.equal(403);
+            expect((notOwner.result as { message: string }).message).to.equal('Must be an organization owner');
+            const unknown = await request('PATCH', '/orgs/no-such-org', owner.headers, { visibility: 'bad' });
+            expect(unknown.statusCode).to.equal(404);
+            expect((unknown.result as { message: string }).message).to.equal('user redirect does not exist [name: no-such-org]');
+        });
     });
 
     describe('admin', () => {
