@@ -8,7 +8,15 @@ import { actionRuns } from '../../plugins/git/domain/actions/action-run-service.
 import { STATUS as RUN_STATUS } from '../../plugins/git/domain/actions/status.ts';
 import { organizations } from '../../plugins/git/domain/orgs/org-service.ts';
 import { repositories } from '../../plugins/git/domain/repositories/repository-service.ts';
-import { createTestServer, createTestUser, freePort, ON_MYSQL, startServerProcess, type TestServer, waitForHealth } from '../helpers/server.ts';
+import {
+    createTestServer,
+    createTestUser,
+    freePort,
+    ON_MYSQL,
+    startServerProcess,
+    type TestServer,
+    waitForHealth,
+} from '../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
