@@ -1,13 +1,12 @@
 /** Sending queued deliveries (hook_tasks): runs in the delivery worker, on the worker's own database handle. */
 import Crypto from 'node:crypto';
-import Dns from 'node:dns';
 import Http from 'node:http';
 import Https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import Net from 'node:net';
 
 import type { Knex } from 'knex';
 
+import { guardedLookup } from '../../../../lib/addresses.ts';
 import type { WebhookConfig } from '../../../../lib/config.ts';
 import type { Sealer } from '../../../../lib/crypto.ts';
 import { now } from '../../../../lib/database.ts';
@@ -99,32 +98,6 @@ function refusal(hostName: string, address: string): Error {
     return new Error(`webhook can only call allowed HTTP servers (check WEBHOOK_ALLOWED_HOST_LIST), deny '${hostName}(${address})'`);
 }
 
-/** Resolves as net.connect would, and refuses when any address the name resolves to is not allowed. */
-function guardedLookup(allowList: HostAllowList): LookupFunction {
-    return (hostName, options, callback) => {
-        Dns.lookup(hostName, { family: options.family, hints: options.hints, all: true }, (error, addresses) => {
-            if (error) {
-                callback(error, '', 4);
-                return;
-            }
-
-            const denied = addresses.find((entry) => !allowList.allows(hostName, entry.address));
-            if (denied || addresses.length === 0) {
-                callback(refusal(hostName, denied?.address ?? 'no address'), '', 4);
-                return;
-            }
-
-            if (options.all) {
-                (callback as unknown as (error: null, all: Dns.LookupAddress[]) => void)(null, addresses);
-                return;
-            }
-
-            const first = addresses[0] as Dns.LookupAddress;
-            callback(null, first.address, first.family);
-        });
-    };
-}
-
 class Sender {
     readonly #allowList: HostAllowList;
     readonly #timeoutMs: number;
@@ -156,7 +129,7 @@ class Sender {
                 method: 'POST',
                 headers,
                 agent: secure ? this.#agents.https : this.#agents.http,
-                lookup: guardedLookup(this.#allowList),
+                lookup: guardedLookup((hostName, address) => this.#allowList.allows(hostName, address), refusal),
                 timeout: this.#timeoutMs,
             });
             request.on('timeout', () => request.destroy(new Error(`timed out after ${this.#timeoutMs} ms`)));
