@@ -4,8 +4,8 @@ import Crumb from '@hapi/crumb';
 import type { Plugin, Request, Server } from '@hapi/hapi';
 
 import { errorShapeFor } from '../../lib/errors.ts';
-import { sessions } from './accounts/session-service.ts';
-import type { DeployRole, DeployUser } from './accounts/user-service.ts';
+import { sessions } from './domain/accounts/session-service.ts';
+import type { DeployRole, DeployUser } from './domain/accounts/user-service.ts';
 
 export const SESSION_STRATEGY = 'dp-session';
 export const SESSION_COOKIE = 'dp_session';

@@ -4,7 +4,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { parseCompose, validateCompose } from '../../../plugins/deploy/compose/compose-model.ts';
+import { parseCompose, validateCompose } from '../../../plugins/deploy/domain/compose/compose-model.ts';
 import { temporaryDirectory } from '../../helpers/server.ts';
 import { docker } from '../../support/images.ts';
 import { type RunningServices, startServices } from '../../support/services.ts';

@@ -13,7 +13,7 @@ import {
     lintContextFor,
     type LintContext,
     parseCompose,
-} from '../../../plugins/deploy/compose/compose-model.ts';
+} from '../../../plugins/deploy/domain/compose/compose-model.ts';
 import { ROOT_DIR } from '../../../server.ts';
 import type { Browser } from '../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';

@@ -18,8 +18,8 @@ import {
     parseCompose,
     renderCompose,
     validateCompose,
-} from '../../../plugins/deploy/compose/compose-model.ts';
-import { modelFromJson } from '../../../plugins/deploy/compose/compose-read.ts';
+} from '../../../plugins/deploy/domain/compose/compose-model.ts';
+import { modelFromJson } from '../../../plugins/deploy/domain/compose/compose-read.ts';
 import { ROOT_DIR } from '../../../server.ts';
 import { freePort } from '../../helpers/server.ts';
 

@@ -8,8 +8,13 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { DnsConfig } from '../../../lib/config.ts';
-import { availableDnsProviders, DNS_PROVIDERS_DIR, type DnsProvider, loadDnsProvider } from '../../../plugins/deploy/dns/dns-providers.ts';
-import { Rfc2136Provider, rfc2136Settings } from '../../../plugins/deploy/dns/providers/rfc2136.ts';
+import {
+    availableDnsProviders,
+    DNS_PROVIDERS_DIR,
+    type DnsProvider,
+    loadDnsProvider,
+} from '../../../plugins/deploy/domain/dns/dns-providers.ts';
+import { Rfc2136Provider, rfc2136Settings } from '../../../plugins/deploy/domain/dns/providers/rfc2136.ts';
 import {
     decodeMessage,
     encodeAddress,
@@ -17,9 +22,9 @@ import {
     OPCODE,
     RECORD_CLASS,
     RECORD_TYPE,
-} from '../../../plugins/deploy/dns/wire/dns-message.ts';
-import { signMessage } from '../../../plugins/deploy/dns/wire/tsig.ts';
-import { exchange, parseServer } from '../../../plugins/deploy/dns/wire/transport.ts';
+} from '../../../plugins/deploy/domain/dns/wire/dns-message.ts';
+import { signMessage } from '../../../plugins/deploy/domain/dns/wire/tsig.ts';
+import { exchange, parseServer } from '../../../plugins/deploy/domain/dns/wire/transport.ts';
 import { freePort } from '../../helpers/server.ts';
 import { type BindKey, ensureBind, type RunningBind, startBind } from '../../support/bind.ts';
 
@@ -314,7 +319,7 @@ describe('DNS providers: found by name', () => {
         const file = Path.join(DNS_PROVIDERS_DIR, `${name}.ts`);
         Fs.writeFileSync(
             file,
-            `import type { DnsConfig } from '../../../../lib/config.ts';
+            `import type { DnsConfig } from '../../../../../lib/config.ts';
 export default function create(config: DnsConfig) {
     return {
         name: '${name}',

@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { ROOT_DIR } from '../../../server.ts';
-import { defaultSite, normalizeSite, type SiteSpec } from '../../../plugins/deploy/nginx/site-model.ts';
+import { defaultSite, normalizeSite, type SiteSpec } from '../../../plugins/deploy/domain/nginx/site-model.ts';
 import { Browser, signIn } from '../../helpers/browser.ts';
 import { createTestServer, temporaryDirectory, type TestServer } from '../../helpers/server.ts';
 import { ensureNginx } from '../../support/nginx.ts';

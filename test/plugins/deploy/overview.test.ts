@@ -4,14 +4,14 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { ToolVersion } from '../../../plugins/deploy/overview/host-tools.ts';
+import type { ToolVersion } from '../../../plugins/deploy/domain/overview/host-tools.ts';
 import type {
     AcmeIntegration,
     DnsIntegration,
     DockerEngineIntegration,
     NginxIntegration,
     RegistryIntegration,
-} from '../../../plugins/deploy/overview/integrations.ts';
+} from '../../../plugins/deploy/domain/overview/integrations.ts';
 import type { Browser } from '../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
 import { freePort } from '../../helpers/server.ts';

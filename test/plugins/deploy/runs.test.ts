@@ -4,8 +4,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { ConflictError } from '../../../lib/errors.ts';
-import { type DeployUser, deployUsers } from '../../../plugins/deploy/accounts/user-service.ts';
-import { runs } from '../../../plugins/deploy/runs/run-service.ts';
+import { type DeployUser, deployUsers } from '../../../plugins/deploy/domain/accounts/user-service.ts';
+import { runs } from '../../../plugins/deploy/domain/runs/run-service.ts';
 import { ROOT_DIR } from '../../../server.ts';
 import type { Browser } from '../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';

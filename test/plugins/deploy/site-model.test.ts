@@ -13,7 +13,7 @@ import {
     MAX_RUNNING_TESTS,
     MAX_WAITING_TESTS,
     NginxBusyError,
-} from '../../../plugins/deploy/nginx/nginx-test.ts';
+} from '../../../plugins/deploy/domain/nginx/nginx-test.ts';
 import {
     checkSite,
     checkSiteText,
@@ -24,8 +24,8 @@ import {
     type SitePlaces,
     type SiteSpec,
     validateSiteText,
-} from '../../../plugins/deploy/nginx/site-model.ts';
-import { ConfTooDeepError, MAX_BLOCK_DEPTH, readConf } from '../../../plugins/deploy/nginx/syntax.ts';
+} from '../../../plugins/deploy/domain/nginx/site-model.ts';
+import { ConfTooDeepError, MAX_BLOCK_DEPTH, readConf } from '../../../plugins/deploy/domain/nginx/syntax.ts';
 import { temporaryDirectory } from '../../helpers/server.ts';
 import { waitUntil } from '../../helpers/wait.ts';
 import { ensureNginx } from '../../support/nginx.ts';
