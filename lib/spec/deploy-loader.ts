@@ -7,7 +7,7 @@ import Joi from 'joi';
 import YAML from 'yaml';
 
 import { validationFailAction } from '../errors.ts';
-import { loadHandlers, setUpDomain, setUpServices } from './handlers.ts';
+import { loadHandlers, setUpDomain } from './handlers.ts';
 import { type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export const ROLES = ['public', 'signed-in', 'viewer', 'editor', 'admin'] as const;
@@ -133,10 +133,8 @@ export async function registerDeployApi(
         .sort();
     for (const file of files) {
         const spec = readDeploySpec(Path.join(specsDir, file));
-        const folder = Path.join(handlersRoot, spec.group);
-        await setUpServices(folder, server);
         const handlers = await loadHandlers(
-            folder,
+            Path.join(handlersRoot, spec.group),
             spec.routes.map((route) => route.handler),
         );
         const plugin: Plugin<undefined> = {
