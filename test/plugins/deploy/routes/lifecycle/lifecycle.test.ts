@@ -10,13 +10,13 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import Docker from 'dockerode';
 
-import type { Browser } from '../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
-import { freePort } from '../../helpers/server.ts';
-import { dnsEnvironment, type RunningBind, startBind } from '../../support/bind.ts';
-import { buildWebImage, docker } from '../../support/images.ts';
-import { type RunningServices, startServices } from '../../support/services.ts';
-import { readEvents, type SseMessage } from '../../support/sse.ts';
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { dnsEnvironment, type RunningBind, startBind } from '../../../../support/bind.ts';
+import { buildWebImage, docker } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { readEvents, type SseMessage } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

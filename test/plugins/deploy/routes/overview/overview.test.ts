@@ -4,18 +4,18 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { ToolVersion } from '../../../plugins/deploy/domain/overview/host-tools.ts';
+import type { ToolVersion } from '../../../../../plugins/deploy/domain/overview/host-tools.ts';
 import type {
     AcmeIntegration,
     DnsIntegration,
     DockerEngineIntegration,
     NginxIntegration,
     RegistryIntegration,
-} from '../../../plugins/deploy/domain/overview/integrations.ts';
-import type { Browser } from '../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
-import { freePort } from '../../helpers/server.ts';
-import { type RunningServices, startServices } from '../../support/services.ts';
+} from '../../../../../plugins/deploy/domain/overview/integrations.ts';
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -4,8 +4,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { Browser } from '../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

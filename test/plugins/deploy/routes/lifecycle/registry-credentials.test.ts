@@ -2,12 +2,12 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import Docker from 'dockerode';
 
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
-import { freePort } from '../../helpers/server.ts';
-import { type AuthRegistry, pushWithLogin, startAuthRegistry } from '../../support/auth-registry.ts';
-import { buildWebImage, docker } from '../../support/images.ts';
-import { type RunningServices, startServices } from '../../support/services.ts';
-import { readEvents } from '../../support/sse.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { type AuthRegistry, pushWithLogin, startAuthRegistry } from '../../../../support/auth-registry.ts';
+import { buildWebImage, docker } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { readEvents } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

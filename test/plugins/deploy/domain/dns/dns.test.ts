@@ -7,14 +7,14 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { DnsConfig } from '../../../lib/config.ts';
+import type { DnsConfig } from '../../../../../lib/config.ts';
 import {
     availableDnsProviders,
     DNS_PROVIDERS_DIR,
     type DnsProvider,
     loadDnsProvider,
-} from '../../../plugins/deploy/domain/dns/dns-providers.ts';
-import { Rfc2136Provider, rfc2136Settings } from '../../../plugins/deploy/domain/dns/providers/rfc2136.ts';
+} from '../../../../../plugins/deploy/domain/dns/dns-providers.ts';
+import { Rfc2136Provider, rfc2136Settings } from '../../../../../plugins/deploy/domain/dns/providers/rfc2136.ts';
 import {
     decodeMessage,
     encodeAddress,
@@ -22,11 +22,11 @@ import {
     OPCODE,
     RECORD_CLASS,
     RECORD_TYPE,
-} from '../../../plugins/deploy/domain/dns/wire/dns-message.ts';
-import { signMessage } from '../../../plugins/deploy/domain/dns/wire/tsig.ts';
-import { exchange, parseServer } from '../../../plugins/deploy/domain/dns/wire/transport.ts';
-import { freePort } from '../../helpers/server.ts';
-import { type BindKey, ensureBind, type RunningBind, startBind } from '../../support/bind.ts';
+} from '../../../../../plugins/deploy/domain/dns/wire/dns-message.ts';
+import { signMessage } from '../../../../../plugins/deploy/domain/dns/wire/tsig.ts';
+import { exchange, parseServer } from '../../../../../plugins/deploy/domain/dns/wire/transport.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { type BindKey, ensureBind, type RunningBind, startBind } from '../../../../support/bind.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

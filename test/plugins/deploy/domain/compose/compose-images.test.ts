@@ -4,10 +4,10 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { parseCompose, validateCompose } from '../../../plugins/deploy/domain/compose/compose-model.ts';
-import { temporaryDirectory } from '../../helpers/server.ts';
-import { docker } from '../../support/images.ts';
-import { type RunningServices, startServices } from '../../support/services.ts';
+import { parseCompose, validateCompose } from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
+import { temporaryDirectory } from '../../../../helpers/server.ts';
+import { docker } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

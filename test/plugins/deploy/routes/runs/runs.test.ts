@@ -3,15 +3,15 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { ConflictError } from '../../../lib/errors.ts';
-import { type DeployUser, deployUsers } from '../../../plugins/deploy/domain/accounts/user-service.ts';
-import { runs } from '../../../plugins/deploy/domain/runs/run-service.ts';
-import { ROOT_DIR } from '../../../server.ts';
-import type { Browser } from '../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
-import { createTestServer } from '../../helpers/server.ts';
-import { waitUntil } from '../../helpers/wait.ts';
-import { readEvents } from '../../support/sse.ts';
+import { ConflictError } from '../../../../../lib/errors.ts';
+import { type DeployUser, deployUsers } from '../../../../../plugins/deploy/domain/accounts/user-service.ts';
+import { runs } from '../../../../../plugins/deploy/domain/runs/run-service.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { createTestServer } from '../../../../helpers/server.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
+import { readEvents } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

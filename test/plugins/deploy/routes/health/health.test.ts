@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { createTestServer, type TestServer } from '../../helpers/server.ts';
+import { createTestServer, type TestServer } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -6,17 +6,17 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { certificatePaths } from '../../../plugins/deploy/domain/host/certificate-info.ts';
-import { dockerClient } from '../../../plugins/deploy/domain/host/docker-client.ts';
-import { reloadNginx } from '../../../plugins/deploy/domain/host/nginx-control.ts';
-import { logLines } from '../../../plugins/deploy/domain/host/docker-logs.ts';
-import type { AppLogs, AppStatus, ContainerLogs, ContainerStatus } from '../../../plugins/deploy/domain/status/status-service.ts';
-import { Browser } from '../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
-import { freePort } from '../../helpers/server.ts';
-import { waitUntil } from '../../helpers/wait.ts';
-import { buildTestImage, buildWebImage } from '../../support/images.ts';
-import { type RunningServices, startServices } from '../../support/services.ts';
+import { certificatePaths } from '../../../../../plugins/deploy/domain/host/certificate-info.ts';
+import { dockerClient } from '../../../../../plugins/deploy/domain/host/docker-client.ts';
+import { reloadNginx } from '../../../../../plugins/deploy/domain/host/nginx-control.ts';
+import { logLines } from '../../../../../plugins/deploy/domain/host/docker-logs.ts';
+import type { AppLogs, AppStatus, ContainerLogs, ContainerStatus } from '../../../../../plugins/deploy/domain/status/status-service.ts';
+import { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
+import { buildTestImage, buildWebImage } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

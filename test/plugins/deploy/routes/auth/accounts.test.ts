@@ -5,8 +5,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { generate } from 'otplib';
 
-import { Browser, signIn } from '../../helpers/browser.ts';
-import { createTestServer, type TestServer } from '../../helpers/server.ts';
+import { Browser, signIn } from '../../../../helpers/browser.ts';
+import { createTestServer, type TestServer } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -1,8 +1,8 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { RENEWAL_JOB } from '../../../plugins/deploy/domain/acme/renewal.ts';
-import { createTestServer } from '../../helpers/server.ts';
+import { RENEWAL_JOB } from '../../../../../plugins/deploy/domain/acme/renewal.ts';
+import { createTestServer } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

@@ -4,11 +4,11 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { ROOT_DIR } from '../../../server.ts';
-import { defaultSite, normalizeSite, type SiteSpec } from '../../../plugins/deploy/domain/nginx/site-model.ts';
-import { Browser, signIn } from '../../helpers/browser.ts';
-import { createTestServer, temporaryDirectory, type TestServer } from '../../helpers/server.ts';
-import { ensureNginx } from '../../support/nginx.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
+import { defaultSite, normalizeSite, type SiteSpec } from '../../../../../plugins/deploy/domain/nginx/site-model.ts';
+import { Browser, signIn } from '../../../../helpers/browser.ts';
+import { createTestServer, temporaryDirectory, type TestServer } from '../../../../helpers/server.ts';
+import { ensureNginx } from '../../../../support/nginx.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

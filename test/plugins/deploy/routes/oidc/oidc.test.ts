@@ -8,9 +8,9 @@ import * as Lab from '@hapi/lab';
 import Provider, { type Account, type Configuration, type JWK, type KoaContextWithOIDC } from 'oidc-provider';
 import { generate } from 'otplib';
 
-import { Browser, type BrowserResponse } from '../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
-import { createTestServer, freePort, type TestServer } from '../../helpers/server.ts';
+import { Browser, type BrowserResponse } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { createTestServer, freePort, type TestServer } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -5,7 +5,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { loadConfig } from '../../../lib/config.ts';
+import { loadConfig } from '../../../../../lib/config.ts';
 import {
     type Finding,
     hasUnacceptedRisks,
@@ -13,10 +13,10 @@ import {
     lintContextFor,
     type LintContext,
     parseCompose,
-} from '../../../plugins/deploy/domain/compose/compose-model.ts';
-import { ROOT_DIR } from '../../../server.ts';
-import type { Browser } from '../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
+} from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -7,8 +7,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import YAML from 'yaml';
 
-import { loadConfig } from '../../../lib/config.ts';
-import { ValidationError } from '../../../lib/errors.ts';
+import { loadConfig } from '../../../../../lib/config.ts';
+import { ValidationError } from '../../../../../lib/errors.ts';
 import {
     type ComposeSpec,
     type Finding,
@@ -18,10 +18,10 @@ import {
     parseCompose,
     renderCompose,
     validateCompose,
-} from '../../../plugins/deploy/domain/compose/compose-model.ts';
-import { modelFromJson } from '../../../plugins/deploy/domain/compose/compose-read.ts';
-import { ROOT_DIR } from '../../../server.ts';
-import { freePort } from '../../helpers/server.ts';
+} from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
+import { modelFromJson } from '../../../../../plugins/deploy/domain/compose/compose-read.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
+import { freePort } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

@@ -4,10 +4,10 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { type ComposeSpec, type Finding, parseCompose } from '../../../plugins/deploy/domain/compose/compose-model.ts';
-import { ROOT_DIR } from '../../../server.ts';
-import { Browser, signIn } from '../../helpers/browser.ts';
-import { createTestServer, freePort, type TestServer } from '../../helpers/server.ts';
+import { type ComposeSpec, type Finding, parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
+import { Browser, signIn } from '../../../../helpers/browser.ts';
+import { createTestServer, freePort, type TestServer } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

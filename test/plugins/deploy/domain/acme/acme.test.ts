@@ -8,14 +8,14 @@ import type { TLSSocket } from 'node:tls';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { needsRenewal, obtainCertificate, removeCertificate } from '../../../plugins/deploy/domain/acme/acme-service.ts';
-import type { RenewalSummary } from '../../../plugins/deploy/domain/acme/renewal.ts';
-import { certificatePaths } from '../../../plugins/deploy/domain/host/certificate-info.ts';
-import { reloadNginx } from '../../../plugins/deploy/domain/host/nginx-control.ts';
-import { ROOT_DIR } from '../../../server.ts';
-import { createTestServer, type TestServer, temporaryDirectory } from '../../helpers/server.ts';
-import { waitUntil } from '../../helpers/wait.ts';
-import { type RunningServices, type ServiceExports, startServices } from '../../support/services.ts';
+import { needsRenewal, obtainCertificate, removeCertificate } from '../../../../../plugins/deploy/domain/acme/acme-service.ts';
+import type { RenewalSummary } from '../../../../../plugins/deploy/domain/acme/renewal.ts';
+import { certificatePaths } from '../../../../../plugins/deploy/domain/host/certificate-info.ts';
+import { reloadNginx } from '../../../../../plugins/deploy/domain/host/nginx-control.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
+import { createTestServer, type TestServer, temporaryDirectory } from '../../../../helpers/server.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
+import { type RunningServices, type ServiceExports, startServices } from '../../../../support/services.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

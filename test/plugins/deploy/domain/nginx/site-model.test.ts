@@ -5,15 +5,15 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { ValidationError } from '../../../lib/errors.ts';
-import { ROOT_DIR } from '../../../server.ts';
+import { ValidationError } from '../../../../../lib/errors.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
 import {
     HIDDEN_MESSAGE,
     interpretNginxTest,
     MAX_RUNNING_TESTS,
     MAX_WAITING_TESTS,
     NginxBusyError,
-} from '../../../plugins/deploy/domain/nginx/nginx-test.ts';
+} from '../../../../../plugins/deploy/domain/nginx/nginx-test.ts';
 import {
     checkSite,
     checkSiteText,
@@ -24,11 +24,11 @@ import {
     type SitePlaces,
     type SiteSpec,
     validateSiteText,
-} from '../../../plugins/deploy/domain/nginx/site-model.ts';
-import { ConfTooDeepError, MAX_BLOCK_DEPTH, readConf } from '../../../plugins/deploy/domain/nginx/syntax.ts';
-import { temporaryDirectory } from '../../helpers/server.ts';
-import { waitUntil } from '../../helpers/wait.ts';
-import { ensureNginx } from '../../support/nginx.ts';
+} from '../../../../../plugins/deploy/domain/nginx/site-model.ts';
+import { ConfTooDeepError, MAX_BLOCK_DEPTH, readConf } from '../../../../../plugins/deploy/domain/nginx/syntax.ts';
+import { temporaryDirectory } from '../../../../helpers/server.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
+import { ensureNginx } from '../../../../support/nginx.ts';
 
 export const lab = Lab.script();
 const { describe, it, after } = lab;
