@@ -1,25 +1,17 @@
-import type { Lifecycle, Request } from '@hapi/hapi';
+import type { Lifecycle } from '@hapi/hapi';
 
 import { ForbiddenError, ValidationError } from '../../../../lib/errors.ts';
-import type { HashPriority } from '../../../../lib/passwords.ts';
 import { audit } from '../../domain/accounts/audit-service.ts';
-import { loginLimiter } from '../../domain/accounts/login-limiter.ts';
 import { sessions } from '../../domain/accounts/session-service.ts';
+import { signIn } from '../../domain/accounts/sign-in-service.ts';
 import { totp } from '../../domain/accounts/totp-service.ts';
-import { type DeployUser, deployUsers } from '../../domain/accounts/user-service.ts';
+import { deployUsers } from '../../domain/accounts/user-service.ts';
 import { clientAddress, requireDeployCredentials } from '../../security.ts';
-
-/** A check of the signed-in user's own password or code, counted with the failed sign-ins of the account and address. */
-async function confirmedByUser(request: Request, user: DeployUser, check: (priority: HashPriority) => Promise<boolean>): Promise<boolean> {
-    return await loginLimiter(request.server).guard(user.email, clientAddress(request), check);
-}
 
 export const changePassword: Lifecycle.Method = async (request) => {
     const { user, sessionId } = requireDeployCredentials(request);
     const { currentPassword, newPassword } = request.payload as { currentPassword: string; newPassword: string };
-    const confirmed = await confirmedByUser(request, user, (priority) =>
-        deployUsers(request.server).checkPassword(user.id, currentPassword, priority),
-    );
+    const confirmed = await signIn(request.server).confirm(user, clientAddress(request), { password: currentPassword });
     if (!confirmed) {
         await audit(request.server).record({
             actor: user,
@@ -78,11 +70,7 @@ export const disableTotp: Lifecycle.Method = async (request) => {
         throw new ValidationError('password or code: one of them is required');
     }
 
-    const confirmed = await confirmedByUser(request, user, (priority) =>
-        password
-            ? deployUsers(request.server).checkPassword(user.id, password, priority)
-            : totp(request.server).verifyCode(user.id, code ?? ''),
-    );
+    const confirmed = await signIn(request.server).confirm(user, clientAddress(request), { password, code });
     if (!confirmed) {
         throw new ForbiddenError('the password or code is wrong');
     }
