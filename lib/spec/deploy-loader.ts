@@ -29,6 +29,8 @@ export interface DeployRouteSpec {
 export interface DeployGroupSpec {
     group: string;
     prefix: string;
+    /** The role of the routes that do not name their own. */
+    role?: Role;
     routes: DeployRouteSpec[];
 }
 
@@ -41,6 +43,7 @@ const groupSchema = Joi.object<DeployGroupSpec>({
     prefix: Joi.string()
         .pattern(/^\/[a-z0-9/-]*$/)
         .required(),
+    role: Joi.string().valid(...ROLES),
     routes: Joi.array()
         .items(
             Joi.object({
@@ -51,9 +54,10 @@ const groupSchema = Joi.object<DeployGroupSpec>({
                 handler: Joi.string()
                     .pattern(/^[a-zA-Z]\w*$/)
                     .required(),
+                // A route's own role, or else the group's: one of them is required.
                 role: Joi.string()
                     .valid(...ROLES)
-                    .required(),
+                    .when('/role', { is: Joi.exist(), then: Joi.any().default(Joi.ref('/role')), otherwise: Joi.required() }),
                 run: Joi.boolean().default(false),
                 summary: Joi.string(),
                 params: jsonSchema,
