@@ -3,7 +3,8 @@ import Path from 'node:path';
 
 import type { Server } from '@hapi/hapi';
 
-import { type Finding, lintCompose, lintContextFor, parseCompose, validateCompose } from '../compose/compose-model.ts';
+import { lintCompose, lintContextFor, parseCompose, validateCompose } from '../compose/compose-model.ts';
+import type { Finding } from '../findings/finding.ts';
 import { checkSite, parseSite, sitePlaces } from '../nginx/site-model.ts';
 import { draftFiles } from './app-files.ts';
 import { type AppRecord, apps } from './app-service.ts';

@@ -3,12 +3,13 @@ import Net from 'node:net';
 
 import Docker from 'dockerode';
 
+import { withTimeout } from '../../../../lib/timeout.ts';
+import type { Finding } from '../findings/finding.ts';
 import { describePort, describeVolume, publishedPorts } from './compose-entries.ts';
 import { interpolate, type InterpolationProblem } from './compose-interpolation.ts';
-import type { ComposeSpec, Finding } from './compose-model.ts';
+import type { ComposeSpec } from './compose-model.ts';
 import { formatPath, type PathSegment } from './compose-path.ts';
 import { plainFromModel } from './compose-read.ts';
-import { withTimeout } from '../../../../lib/timeout.ts';
 
 export interface CheckOptions {
     secrets: Record<string, string>;

@@ -1,9 +1,10 @@
+import type { Finding, FindingLevel } from '../findings/finding.ts';
 import { describePort, isLoopback } from './compose-entries.ts';
 import type { LintContext } from './compose-host-paths.ts';
 import { interpolate } from './compose-interpolation.ts';
 import { bindVolumes, foreignResources, HOST_PATH_RULES, secretFiles } from './compose-lint-host.ts';
 import { PRIVILEGE_RULES } from './compose-lint-privileges.ts';
-import type { ComposePort, ComposeService, ComposeSpec, Finding, FindingLevel } from './compose-model.ts';
+import type { ComposePort, ComposeService, ComposeSpec } from './compose-model.ts';
 import { formatPath, type PathSegment } from './compose-path.ts';
 
 const SECRET_NAME = /PASSWORD|PASSWD|SECRET|TOKEN|(^|_)KEY($|_)|APIKEY|PRIVATE/i;

@@ -2,23 +2,13 @@
  * The compose model: a typed view of a docker-compose file covering what self-hosted apps use, parsed from
  * and rendered to YAML without loss. What the model does not cover is kept verbatim in `extra`.
  */
+import type { Finding } from '../findings/finding.ts';
 import { checkConfiguration } from './compose-checks.ts';
 import type { LintContext } from './compose-host-paths.ts';
 import { lintSpec } from './compose-lint.ts';
 import { plainFromModel } from './compose-read.ts';
-import { writeComposeText } from './compose-yaml.ts';
 import { schemaFindings } from './compose-schema.ts';
-
-export type FindingLevel = 'error' | 'risk' | 'warning' | 'info';
-
-export interface Finding {
-    path: string;
-    level: FindingLevel;
-    message: string;
-    service?: string;
-    field?: string;
-    fix?: string;
-}
+import { writeComposeText } from './compose-yaml.ts';
 
 /** A scalar as compose files write them in maps of options. */
 export type ComposeScalar = string | number | boolean | null;

@@ -3,8 +3,8 @@ import Net from 'node:net';
 
 import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
 
+import type { Finding } from '../findings/finding.ts';
 import { describePort } from './compose-entries.ts';
-import type { Finding } from './compose-model.ts';
 import { formatPath, type PathSegment } from './compose-path.ts';
 
 const SCHEMA_FILE = new URL('../../../../assets/compose/compose-spec.json', import.meta.url);

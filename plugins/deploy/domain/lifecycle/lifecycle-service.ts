@@ -12,17 +12,10 @@ import { ROOT_DIR } from '../../../../server.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
-import {
-    type Finding,
-    hasUnacceptedRisks,
-    lintCompose,
-    lintContextFor,
-    parseCompose,
-    renderCompose,
-    validateCompose,
-} from '../compose/compose-model.ts';
+import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
 import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
+import type { Finding } from '../findings/finding.ts';
 import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
 

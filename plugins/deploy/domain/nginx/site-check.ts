@@ -2,6 +2,7 @@
 import Net from 'node:net';
 
 import { ValidationError } from '../../../../lib/errors.ts';
+import type { Finding } from '../findings/finding.ts';
 import { directiveAccess, hostAccessFindings, type SitePlaces } from './site-access.ts';
 import {
     checkExtra,
@@ -15,7 +16,6 @@ import {
     checkServerName,
     checkSignInPath,
     checkSize,
-    type Finding,
     FindingList,
 } from './site-values.ts';
 import { ACME_PATH, DEFAULT_ACME_ROOT, OUTPOST_PATH, type SiteSpec } from './site-types.ts';

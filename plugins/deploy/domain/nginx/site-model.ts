@@ -5,18 +5,17 @@
 import Path from 'node:path';
 
 import { ValidationError } from '../../../../lib/errors.ts';
+import type { Finding } from '../findings/finding.ts';
 import { assertHostAccess, type SitePlaces } from './site-access.ts';
 import { checkSite } from './site-check.ts';
 import { parseSite } from './site-parse.ts';
 import { normalizeSite } from './site-render.ts';
 import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, type SiteSpec } from './site-types.ts';
-import type { Finding } from './site-values.ts';
 import { type ConfFile, ConfSyntaxError, ConfTooDeepError, readConf } from './syntax.ts';
 
 export { checkSite } from './site-check.ts';
 export { parseSite, readSite } from './site-parse.ts';
 export { normalizeSite, renderSite } from './site-render.ts';
-export type { Finding } from './site-values.ts';
 export type { ForwardAuthSpec, LocationSpec, SiteSpec } from './site-types.ts';
 export { type SitePlaces, sitePlaces } from './site-access.ts';
 export { NginxBusyError, NginxUnavailableError, type SiteTextValidation, validateSiteText } from './nginx-test.ts';

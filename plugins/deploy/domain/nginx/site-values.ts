@@ -3,14 +3,8 @@
  * these checks first, so no field can end a directive, open or close a block, start a comment,
  * expand a variable or break out of a quoted string.
  */
+import type { Finding, FindingLevel } from '../findings/finding.ts';
 import { ConfSyntaxError, readConf } from './syntax.ts';
-
-export interface Finding {
-    path: string;
-    /** A risk: the site reaches host files beyond the app's own (see site-access.ts). */
-    level: 'error' | 'risk' | 'warning' | 'info';
-    message: string;
-}
 
 export type ValueCheck = (value: unknown) => string | undefined;
 
@@ -121,7 +115,7 @@ export const checkExtra: ValueCheck = (value) => {
 export class FindingList {
     readonly items: Finding[] = [];
 
-    add(path: string, level: Finding['level'], message: string): void {
+    add(path: string, level: FindingLevel, message: string): void {
         this.items.push({ path, level, message });
     }
 

@@ -1,10 +1,10 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
+import type { Finding } from '../../domain/findings/finding.ts';
 import {
     checkSite,
     checkSiteText,
-    type Finding,
     readSite,
     renderSite,
     type SitePlaces,

@@ -6,8 +6,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { loadConfig } from '../../../../../lib/config.ts';
+import type { Finding } from '../../../../../plugins/deploy/domain/findings/finding.ts';
 import {
-    type Finding,
     hasUnacceptedRisks,
     lintCompose,
     lintContextFor,

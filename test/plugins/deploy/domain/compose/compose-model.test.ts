@@ -11,7 +11,6 @@ import { loadConfig } from '../../../../../lib/config.ts';
 import { ValidationError } from '../../../../../lib/errors.ts';
 import {
     type ComposeSpec,
-    type Finding,
     hasUnacceptedRisks,
     lintCompose,
     lintContextFor,
@@ -20,6 +19,7 @@ import {
     validateCompose,
 } from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
 import { modelFromJson } from '../../../../../plugins/deploy/domain/compose/compose-read.ts';
+import type { Finding } from '../../../../../plugins/deploy/domain/findings/finding.ts';
 import { ROOT_DIR } from '../../../../../server.ts';
 import { freePort } from '../../../../helpers/server.ts';
 
