@@ -7,9 +7,9 @@ import { withTimeout } from '../../../../lib/timeout.ts';
 import type { Finding } from '../findings/finding.ts';
 import { describePort, describeVolume, publishedPorts } from './compose-entries.ts';
 import { interpolate, type InterpolationProblem } from './compose-interpolation.ts';
-import type { ComposeSpec } from './compose-model.ts';
 import { formatPath, type PathSegment } from './compose-path.ts';
 import { plainFromModel } from './compose-read.ts';
+import type { ComposeSpec } from './compose-types.ts';
 
 export interface CheckOptions {
     secrets: Record<string, string>;

@@ -1,5 +1,5 @@
-import type { ComposePort, ComposeServiceVolume } from './compose-model.ts';
 import { interpolate } from './compose-interpolation.ts';
+import type { ComposePort, ComposeServiceVolume } from './compose-types.ts';
 
 export interface PortDescription {
     /** Empty when the port is published on every interface. */

@@ -5,8 +5,8 @@
  */
 import { describeVolume } from './compose-entries.ts';
 import { type HostPath, isInAppFolder, judgeHostPath, resolveHostPath, resolveSubstituted } from './compose-host-paths.ts';
-import type { ProjectLint, ServiceLint, ServiceRule } from './compose-lint.ts';
-import type { ComposeNetwork, ComposeVolume } from './compose-model.ts';
+import type { ProjectLint, ServiceLint, ServiceRule } from './compose-lint-types.ts';
+import type { ComposeNetwork, ComposeVolume } from './compose-types.ts';
 import { isPlainObject } from './shape-reader.ts';
 
 /** Volume types whose device is on another machine (or in memory), not a path of this host. */

@@ -2,7 +2,7 @@
 import Path from 'node:path';
 
 import { followLinks } from './compose-host-paths.ts';
-import type { ServiceLint, ServiceRule } from './compose-lint.ts';
+import type { ServiceLint, ServiceRule } from './compose-lint-types.ts';
 
 /**
  * Capabilities Docker does not grant by default and that reach beyond the container: a way out of it, or a

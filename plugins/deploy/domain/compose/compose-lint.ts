@@ -1,37 +1,15 @@
-import type { Finding, FindingLevel } from '../findings/finding.ts';
+import type { Finding } from '../findings/finding.ts';
 import { describePort, isLoopback } from './compose-entries.ts';
 import type { LintContext } from './compose-host-paths.ts';
 import { interpolate } from './compose-interpolation.ts';
 import { bindVolumes, foreignResources, HOST_PATH_RULES, secretFiles } from './compose-lint-host.ts';
 import { PRIVILEGE_RULES } from './compose-lint-privileges.ts';
-import type { ComposePort, ComposeService, ComposeSpec } from './compose-model.ts';
-import { formatPath, type PathSegment } from './compose-path.ts';
+import type { ProjectLint, Reporter, ServiceLint, ServiceRule } from './compose-lint-types.ts';
+import { formatPath } from './compose-path.ts';
+import type { ComposePort, ComposeSpec } from './compose-types.ts';
 
 const SECRET_NAME = /PASSWORD|PASSWD|SECRET|TOKEN|(^|_)KEY($|_)|APIKEY|PRIVATE/i;
 const NOT_SECRET_VALUE = /^(true|false|yes|no|on|off|0|1|none|null)$/i;
-
-export type Reporter = (level: FindingLevel, field: PathSegment[], message: string, fix: string) => void;
-
-interface Lint {
-    context: LintContext;
-    /** A value of the file with its `${VAR}`s substituted, as the deploy substitutes them. */
-    text: (value: string) => string;
-}
-
-export interface ServiceLint extends Lint {
-    name: string;
-    service: ComposeService;
-    /** Reports a finding at a field of the service. */
-    report: Reporter;
-}
-
-export interface ProjectLint extends Lint {
-    spec: ComposeSpec;
-    /** Reports a finding at a path from the top of the file. */
-    report: Reporter;
-}
-
-export type ServiceRule = (lint: ServiceLint) => void;
 
 const SERVICE_RULES: ServiceRule[] = [
     ...PRIVILEGE_RULES,

@@ -13,7 +13,7 @@ import type {
     ComposeSpec,
     ComposeVolume,
     ComposeVolumeLong,
-} from './compose-model.ts';
+} from './compose-types.ts';
 import type { LineOf } from './compose-path.ts';
 import { checkNesting } from './compose-yaml.ts';
 import { isPlainObject, type Path, ShapeReader } from './shape-reader.ts';

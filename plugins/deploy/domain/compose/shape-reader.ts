@@ -1,6 +1,6 @@
 import { ValidationError } from '../../../../lib/errors.ts';
 import { formatPath, type LineOf, type PathSegment } from './compose-path.ts';
-import type { ComposeScalar } from './compose-model.ts';
+import type { ComposeScalar } from './compose-types.ts';
 
 export type Path = readonly PathSegment[];
 

@@ -11,7 +11,7 @@ import type Docker from 'dockerode';
 
 import { describePort, describeVolume } from '../compose/compose-entries.ts';
 import { interpolate } from '../compose/compose-interpolation.ts';
-import type { ComposeDependency, ComposeHealthcheck, ComposeService, ComposeSpec } from '../compose/compose-model.ts';
+import type { ComposeDependency, ComposeHealthcheck, ComposeService, ComposeSpec } from '../compose/compose-types.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { parseEnvFile, splitCommand } from './env-file.ts';
 

@@ -1,15 +1,9 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { forField, ValidationError } from '../../../../lib/errors.ts';
-import {
-    type ComposeSpec,
-    lintCompose,
-    lintContextFor,
-    parseCompose,
-    renderCompose,
-    validateCompose,
-} from '../../domain/compose/compose-model.ts';
+import { lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../../domain/compose/compose-model.ts';
 import { modelFromJson } from '../../domain/compose/compose-read.ts';
+import type { ComposeSpec } from '../../domain/compose/compose-types.ts';
 
 interface ComposeInput {
     text?: string;

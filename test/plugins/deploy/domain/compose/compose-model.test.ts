@@ -9,8 +9,9 @@ import YAML from 'yaml';
 
 import { loadConfig } from '../../../../../lib/config.ts';
 import { ValidationError } from '../../../../../lib/errors.ts';
+import type { ComposeSpec } from '../../../../../plugins/deploy/domain/compose/compose-types.ts';
+import type { Finding } from '../../../../../plugins/deploy/domain/findings/finding.ts';
 import {
-    type ComposeSpec,
     hasUnacceptedRisks,
     lintCompose,
     lintContextFor,
@@ -19,7 +20,6 @@ import {
     validateCompose,
 } from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
 import { modelFromJson } from '../../../../../plugins/deploy/domain/compose/compose-read.ts';
-import type { Finding } from '../../../../../plugins/deploy/domain/findings/finding.ts';
 import { ROOT_DIR } from '../../../../../server.ts';
 import { freePort } from '../../../../helpers/server.ts';
 

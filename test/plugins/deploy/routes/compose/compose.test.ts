@@ -4,7 +4,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { type ComposeSpec, parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
+import { parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-model.ts';
+import type { ComposeSpec } from '../../../../../plugins/deploy/domain/compose/compose-types.ts';
 import type { Finding } from '../../../../../plugins/deploy/domain/findings/finding.ts';
 import { ROOT_DIR } from '../../../../../server.ts';
 import { Browser, signIn } from '../../../../helpers/browser.ts';
