@@ -11,30 +11,7 @@ import { defineService } from '../../../../lib/services.ts';
 import { parseCompose, renderCompose } from '../compose/compose-model.ts';
 import { defaultSite, parseSite, renderSite, sitePlaces } from '../nginx/site-model.ts';
 import { appNameProblem } from './app-names.ts';
-import { checkDraftFields, checkSecretsSize, draftFromStored, storedDraftText } from './draft-shape.ts';
-
-export const ACCOUNT_METHODS = ['', 'recipe', 'oidc', 'saml', 'header', 'none', 'basic', 'autologin', 'own'] as const;
-export type AccountMethod = (typeof ACCOUNT_METHODS)[number];
-
-/** The draft fields the seed names; `secrets` and `sharedPassword` are kept sealed, apart from the rest. */
-export interface DraftInput {
-    title?: string;
-    compose?: string;
-    secrets?: Record<string, string>;
-    composeEditor?: 'model' | 'text';
-    nginx?: string;
-    nginxEditor?: 'model' | 'text';
-    auth?: { groups?: Array<{ pk: string; name: string }> };
-    account?: AccountMethod;
-    adminUser?: string;
-    samlAcs?: string;
-    samlAudience?: string;
-    sharedUser?: string;
-    sharedPassword?: string;
-    step?: string;
-}
-
-export type StoredDraft = Omit<DraftInput, 'secrets' | 'sharedPassword'> & { compose: string; nginx: string };
+import { checkDraftFields, checkSecretsSize, type DraftInput, draftFromStored, type StoredDraft, storedDraftText } from './draft-shape.ts';
 
 export interface AppRecord {
     id: number;

@@ -5,7 +5,29 @@ import type Joi from 'joi';
 import { deployValidationMessage, ValidationError } from '../../../../lib/errors.ts';
 import { readDeploySpec } from '../../../../lib/spec/deploy-loader.ts';
 import { SchemaConverter } from '../../../../lib/spec/schema-to-joi.ts';
-import type { DraftInput, StoredDraft } from './app-service.ts';
+
+export const ACCOUNT_METHODS = ['', 'recipe', 'oidc', 'saml', 'header', 'none', 'basic', 'autologin', 'own'] as const;
+export type AccountMethod = (typeof ACCOUNT_METHODS)[number];
+
+/** The draft fields the seed names; `secrets` and `sharedPassword` are kept sealed, apart from the rest. */
+export interface DraftInput {
+    title?: string;
+    compose?: string;
+    secrets?: Record<string, string>;
+    composeEditor?: 'model' | 'text';
+    nginx?: string;
+    nginxEditor?: 'model' | 'text';
+    auth?: { groups?: Array<{ pk: string; name: string }> };
+    account?: AccountMethod;
+    adminUser?: string;
+    samlAcs?: string;
+    samlAudience?: string;
+    sharedUser?: string;
+    sharedPassword?: string;
+    step?: string;
+}
+
+export type StoredDraft = Omit<DraftInput, 'secrets' | 'sharedPassword'> & { compose: string; nginx: string };
 
 /** What the draft's route spec cannot declare (the loader knows no maxProperties), and what a MariaDB TEXT column holds. */
 export const DRAFT_LIMITS = {

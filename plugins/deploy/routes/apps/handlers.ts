@@ -1,11 +1,12 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { audit } from '../../domain/accounts/audit-service.ts';
-import { clientAddress, requireDeployCredentials } from '../../security.ts';
 import { filesOnDisk } from '../../domain/apps/app-files.ts';
-import { apps, type DraftInput, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
+import { apps, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
 import { checkAvailability } from '../../domain/apps/availability.ts';
+import type { DraftInput } from '../../domain/apps/draft-shape.ts';
 import { previewApp as preview } from '../../domain/apps/preview.ts';
+import { clientAddress, requireDeployCredentials } from '../../security.ts';
 
 /** Editors and administrators see secret values; viewers see them masked. */
 function mayReadSecrets(request: Request): boolean {
