@@ -1,33 +1,20 @@
 import type { Server } from '@hapi/hapi';
 
-import { toRfc3339 } from '../../../../lib/database.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { settings } from '../accounts/settings-service.ts';
 import { deployUsers } from '../accounts/user-service.ts';
 import { apps } from '../apps/app-service.ts';
+import { type Run, runs } from '../runs/run-service.ts';
 import { hostToolVersions } from './host-tools.ts';
 import { acmeIntegration, dnsIntegration, dockerEngineIntegration, nginxIntegration, registryIntegration } from './integrations.ts';
 
 const RECENT_RUNS = 10;
 
-export interface RecentRun {
-    id: number;
-    app: string;
-    kind: string;
-    state: string;
-    startedAt: string;
-    endedAt: string | null;
-}
+export type RecentRun = Omit<Run, 'error'>;
 
-function toRecentRun(row: Record<string, unknown>): RecentRun {
-    return {
-        id: Number(row.id),
-        app: String(row.app_name),
-        kind: String(row.kind),
-        state: String(row.state),
-        startedAt: toRfc3339(Number(row.started_at)),
-        endedAt: row.ended_at === null ? null : toRfc3339(Number(row.ended_at)),
-    };
+/** The dashboard lists runs without their error, which the run's own page shows. */
+function toRecentRun({ id, app, kind, state, startedAt, endedAt }: Run): RecentRun {
+    return { id, app, kind, state, startedAt, endedAt };
 }
 
 /** The first page a signed-in person sees, and what the host offers the deploy manager. */
@@ -42,8 +29,8 @@ export class OverviewService {
         const [appList, users, recentRuns, inProgress] = await Promise.all([
             apps(this.#server).list(),
             deployUsers(this.#server).list(),
-            this.#server.app.knex('dp_runs').orderBy('id', 'desc').limit(RECENT_RUNS),
-            this.#server.app.knex('dp_runs').where({ state: 'running' }).count({ count: '*' }).first(),
+            runs(this.#server).latest(RECENT_RUNS),
+            runs(this.#server).countInProgress(),
         ]);
         const byState: Record<string, number> = {};
         for (const app of appList) {
@@ -54,7 +41,7 @@ export class OverviewService {
             apps: { total: appList.length, byState },
             users: { total: users.length, disabled: users.filter((user) => user.disabled).length },
             recentRuns: recentRuns.map(toRecentRun),
-            runsInProgress: Number(inProgress?.count ?? 0),
+            runsInProgress: inProgress,
         };
     }
 

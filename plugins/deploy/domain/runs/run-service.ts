@@ -224,6 +224,17 @@ export class RunService {
         return (await this.#knex('dp_runs').where({ app_name: app }).orderBy('id', 'desc').limit(100)).map(toRun);
     }
 
+    /** The latest runs of every app, newest first. */
+    async latest(limit: number): Promise<Run[]> {
+        return (await this.#knex('dp_runs').orderBy('id', 'desc').limit(limit)).map(toRun);
+    }
+
+    /** How many runs are in progress, across apps. */
+    async countInProgress(): Promise<number> {
+        const row = await this.#knex('dp_runs').where({ state: 'running' }).count({ count: '*' }).first();
+        return Number(row?.count ?? 0);
+    }
+
     async eventsAfter(runId: number, afterSeq: number): Promise<RunEvent[]> {
         const rows = await this.#knex('dp_run_events').where({ run_id: runId }).where('seq', '>', afterSeq).orderBy('seq');
         return rows.map((row) => ({
