@@ -6,7 +6,15 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { loggableError, loggableMessage, MAX_LOGGED_MESSAGE } from '../../lib/logging.ts';
-import { createTestServer, createTestUser, freePort, type RunningServer, startServerProcess, type TestServer, waitForHealth } from '../helpers/server.ts';
+import {
+    createTestServer,
+    createTestUser,
+    freePort,
+    type RunningServer,
+    startServerProcess,
+    type TestServer,
+    waitForHealth,
+} from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 export const lab = Lab.script();

@@ -8,7 +8,15 @@ import { runs } from '../../plugins/git/actions/run-service.ts';
 import { STATUS as RUN_STATUS } from '../../plugins/git/actions/status.ts';
 import { organizations } from '../../plugins/git/orgs/org-service.ts';
 import { repositories } from '../../plugins/git/repositories/repository-service.ts';
-import { createTestServer, createTestUser, freePort, ON_MYSQL, startServerProcess, type TestServer, waitForHealth } from '../helpers/server.ts';
+import {
+    createTestServer,
+    createTestUser,
+    freePort,
+    ON_MYSQL,
+    startServerProcess,
+    type TestServer,
+    waitForHealth,
+} from '../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
