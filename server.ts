@@ -72,7 +72,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         missing.push(
             ...(await registerDeployApi(server, {
                 specsDir: DEPLOY_SPECS_DIR,
-                handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy'),
+                handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy', 'routes'),
+                domainRoot: Path.join(ROOT_DIR, 'plugins', 'deploy', 'domain'),
                 authStrategy: SESSION_STRATEGY,
             })),
         );

@@ -1,7 +1,7 @@
 import YAML from 'yaml';
 
 import { loadConfig } from '../lib/config.ts';
-import { lintCompose, lintContextFor, parseCompose, renderCompose } from '../plugins/deploy/compose/compose-model.ts';
+import { lintCompose, lintContextFor, parseCompose, renderCompose } from '../plugins/deploy/domain/compose/compose-model.ts';
 import { type BenchFigure, LOAD_SECONDS } from './harness.ts';
 
 const SERVICES = 20;

@@ -34,7 +34,7 @@ const TARGET_RATIO = 1.2;
 const wallClock = () => performance.timeOrigin + performance.now();
 const engine = new Docker();
 
-/** The two-service app of test/plugins/deploy/lifecycle.test.ts, with the same healthchecks. */
+/** The two-service app of test/plugins/deploy/routes/lifecycle/lifecycle.test.ts, with the same healthchecks. */
 function composeFile(image: string, hostPort: number): string {
     return `services:
   web:

@@ -6,8 +6,8 @@ import {
     prepareNginxPrefix,
     removeNginxPrefix,
     validateSiteText,
-} from '../plugins/deploy/nginx/nginx-test.ts';
-import { defaultSite, renderSite } from '../plugins/deploy/nginx/site-model.ts';
+} from '../plugins/deploy/domain/nginx/nginx-test.ts';
+import { defaultSite, renderSite } from '../plugins/deploy/domain/nginx/site-model.ts';
 import { type BenchFigure, LOAD_SECONDS } from './harness.ts';
 
 function median(values: number[]): number {

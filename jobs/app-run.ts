@@ -1,8 +1,8 @@
-/** One deploy-manager run that changes the host (deploy, nginx update, action, delete); see plugins/deploy/engine. */
-import { RolledBackError, actOnApp, applySite, deployApp } from '../plugins/deploy/engine/app-runs.ts';
-import { deleteApp } from '../plugins/deploy/engine/delete-app.ts';
-import { type AppRunData, RunContext } from '../plugins/deploy/engine/run-context.ts';
-import type { RunMessage } from '../plugins/deploy/runs/run-service.ts';
+/** One deploy-manager run that changes the host (deploy, nginx update, action, delete); see plugins/deploy/domain/engine. */
+import { RolledBackError, actOnApp, applySite, deployApp } from '../plugins/deploy/domain/engine/app-runs.ts';
+import { deleteApp } from '../plugins/deploy/domain/engine/delete-app.ts';
+import { type AppRunData, RunContext } from '../plugins/deploy/domain/engine/run-context.ts';
+import type { RunMessage } from '../plugins/deploy/domain/runs/run-service.ts';
 import { done, jobData, post, withLazyDatabase } from '../lib/worker.ts';
 
 const data = jobData<AppRunData>();

@@ -1,5 +1,5 @@
-/** Renews the deployed apps' certificates that are due, then reloads nginx once; see plugins/deploy/acme/renewal.ts. */
-import { appDomains, renewCertificates } from '../plugins/deploy/acme/renewal.ts';
+/** Renews the deployed apps' certificates that are due, then reloads nginx once; see plugins/deploy/domain/acme/renewal.ts. */
+import { appDomains, renewCertificates } from '../plugins/deploy/domain/acme/renewal.ts';
 import { done, jobData, post, withDatabase } from '../lib/worker.ts';
 
 const { config } = jobData();

@@ -7,7 +7,7 @@ import Joi from 'joi';
 import YAML from 'yaml';
 
 import { validationFailAction } from '../errors.ts';
-import { loadHandlers, setUpDomain, setUpServices } from './handlers.ts';
+import { loadHandlers, setUpDomain } from './handlers.ts';
 import { type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export const ROLES = ['public', 'signed-in', 'viewer', 'editor', 'admin'] as const;
@@ -29,6 +29,8 @@ export interface DeployRouteSpec {
 export interface DeployGroupSpec {
     group: string;
     prefix: string;
+    /** The role of the routes that do not name their own. */
+    role?: Role;
     routes: DeployRouteSpec[];
 }
 
@@ -41,6 +43,7 @@ const groupSchema = Joi.object<DeployGroupSpec>({
     prefix: Joi.string()
         .pattern(/^\/[a-z0-9/-]*$/)
         .required(),
+    role: Joi.string().valid(...ROLES),
     routes: Joi.array()
         .items(
             Joi.object({
@@ -51,9 +54,10 @@ const groupSchema = Joi.object<DeployGroupSpec>({
                 handler: Joi.string()
                     .pattern(/^[a-zA-Z]\w*$/)
                     .required(),
+                // A route's own role, or else the group's: one of them is required.
                 role: Joi.string()
                     .valid(...ROLES)
-                    .required(),
+                    .when('/role', { is: Joi.exist(), then: Joi.any().default(Joi.ref('/role')), otherwise: Joi.required() }),
                 run: Joi.boolean().default(false),
                 summary: Joi.string(),
                 params: jsonSchema,
@@ -133,10 +137,8 @@ export async function registerDeployApi(
         .sort();
     for (const file of files) {
         const spec = readDeploySpec(Path.join(specsDir, file));
-        const folder = Path.join(handlersRoot, spec.group);
-        await setUpServices(folder, server);
         const handlers = await loadHandlers(
-            folder,
+            Path.join(handlersRoot, spec.group),
             spec.routes.map((route) => route.handler),
         );
         const plugin: Plugin<undefined> = {

@@ -3,9 +3,11 @@ import Cookie from '@hapi/cookie';
 import Crumb from '@hapi/crumb';
 import type { Plugin, Request, Server } from '@hapi/hapi';
 
+import { clientAddress } from '../../lib/client-address.ts';
 import { errorShapeFor } from '../../lib/errors.ts';
-import { sessions } from './accounts/session-service.ts';
-import type { DeployRole, DeployUser } from './accounts/user-service.ts';
+import type { SignInClient } from './domain/accounts/sign-in-service.ts';
+import { sessions } from './domain/accounts/session-service.ts';
+import type { DeployRole, DeployUser } from './domain/accounts/user-service.ts';
 
 export const SESSION_STRATEGY = 'dp-session';
 export const SESSION_COOKIE = 'dp_session';
@@ -49,7 +51,12 @@ export function requireDeployCredentials(request: Request): DeployCredentials {
 }
 
 /** The client's address: the peer's, or the one a trusted proxy forwards (TRUSTED_PROXIES). */
-export { clientAddress } from '../../lib/client-address.ts';
+export { clientAddress };
+
+/** Who a sign-in step comes from: the client's address and the session its browser holds, which the step ends. */
+export function signInClient(request: Request): SignInClient {
+    return { address: clientAddress(request), sessionId: deployCredentials(request)?.sessionId };
+}
 
 /**
  * The deploy manager's security: sessions in an HttpOnly cookie (server-side records), the CSRF

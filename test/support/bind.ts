@@ -9,7 +9,7 @@ import Dns from 'node:dns';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import type { TsigAlgorithm } from '../../plugins/deploy/dns/wire/tsig.ts';
+import type { TsigAlgorithm } from '../../plugins/deploy/domain/dns/wire/tsig.ts';
 import { freePort, temporaryDirectory } from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 

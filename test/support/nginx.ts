@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 
-import { nginxBinary } from '../../plugins/deploy/nginx/nginx-test.ts';
+import { nginxBinary } from '../../plugins/deploy/domain/nginx/nginx-test.ts';
 
 const APT_ENVIRONMENT = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 

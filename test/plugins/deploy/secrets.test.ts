@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { generate } from 'otplib';
 
-import { renderSecretsFile } from '../../../plugins/deploy/apps/app-files.ts';
+import { renderSecretsFile } from '../../../plugins/deploy/domain/apps/app-files.ts';
 import { Browser, type BrowserResponse } from '../../helpers/browser.ts';
 import { deployTestServer } from '../../helpers/deploy-session.ts';
 import { freePort, freshDatabase, startServerProcess, temporaryDirectory, waitForHealth } from '../../helpers/server.ts';

@@ -1,0 +1,421 @@
+/**
+ * Brings a project plan up on the Docker engine through dockerode, as `docker compose up -d --wait` would:
+ * network and volumes, then each service in dependency order, waiting for the conditions it depends on.
+ * A service whose configuration hash is unchanged keeps its container; a replaced container is stopped and
+ * set aside under another name until the deploy is committed, so that a rollback can put it back.
+ */
+import Fs from 'node:fs';
+
+import type Docker from 'dockerode';
+
+import type { HostConfig } from '../../../../lib/config.ts';
+import { registryAuth } from '../host/docker-client.ts';
+import { LABEL } from '../host/compose-labels.ts';
+import { logLines } from '../host/docker-logs.ts';
+import { type DependencyCondition, type ProjectPlan, type ServicePlan, configHash } from './compose-plan.ts';
+
+export type Log = (text: string, level?: 'info' | 'warning' | 'error') => void;
+
+export interface UpOutcome {
+    created: string[];
+    kept: string[];
+    /** Containers set aside (stopped, renamed): removed by commit, restored by rollback. */
+    setAside: Array<{ id: string; name: string; wasRunning: boolean }>;
+    createdNetworks: string[];
+    createdVolumes: string[];
+    pulledImages: string[];
+}
+
+export interface UpOptions {
+    /** How long a service may take to become healthy (or running, without a healthcheck). */
+    healthTimeoutMs: number;
+}
+
+const POLL_MS = 50;
+const SET_ASIDE_MARK = '-previous-';
+const SET_ASIDE = /-previous-[0-9a-z]+$/;
+const STOP_SECONDS = 10;
+
+export class ComposeEngine {
+    readonly #docker: Docker;
+    readonly #host: HostConfig;
+    readonly #log: Log;
+
+    constructor(docker: Docker, host: HostConfig, log: Log) {
+        this.#docker = docker;
+        this.#host = host;
+        this.#log = log;
+    }
+
+    async projectContainers(project: string): Promise<Docker.ContainerInfo[]> {
+        return await this.#docker.listContainers({
+            all: true,
+            filters: { label: [`${LABEL.project}=${project}`, `${LABEL.oneoff}=False`] },
+        });
+    }
+
+    /** Pulls each image (from its registry, with the configured credentials); an image only the engine has is used as it is. */
+    async pullImages(plan: ProjectPlan): Promise<{ imageIds: Map<string, string>; pulled: string[] }> {
+        const imageIds = new Map<string, string>();
+        const pulled: string[] = [];
+        for (const image of new Set(plan.services.map((service) => service.image))) {
+            const before = await this.#imageId(image);
+            try {
+                await this.#pull(image);
+                this.#log(`Pulled ${image}`);
+                if (before === undefined) {
+                    pulled.push(image);
+                }
+            } catch (error) {
+                if (before === undefined) {
+                    throw new Error(`could not pull ${image}: ${(error as Error).message}`);
+                }
+
+                this.#log(`Could not pull ${image} (${(error as Error).message.trim()}); using the image the engine has`, 'warning');
+            }
+
+            imageIds.set(image, (await this.#imageId(image)) as string);
+        }
+
+        return { imageIds, pulled };
+    }
+
+    async #imageId(image: string): Promise<string | undefined> {
+        try {
+            return (await this.#docker.getImage(image).inspect()).Id;
+        } catch {
+            return undefined;
+        }
+    }
+
+    async #pull(image: string): Promise<void> {
+        const auth = registryAuth(this.#host, image);
+        const stream = await this.#docker.pull(image, auth ? { authconfig: auth } : {});
+        await new Promise<void>((resolve, reject) => {
+            this.#docker.modem.followProgress(stream, (error: Error | null, events: Array<{ error?: string }>) => {
+                const failure = error ?? events.find((event) => event.error);
+                if (failure) {
+                    reject(failure instanceof Error ? failure : new Error(String(failure.error)));
+                } else {
+                    resolve();
+                }
+            });
+        });
+    }
+
+    async up(plan: ProjectPlan, imageIds: Map<string, string>, options: UpOptions): Promise<UpOutcome> {
+        const outcome: UpOutcome = { created: [], kept: [], setAside: [], createdNetworks: [], createdVolumes: [], pulledImages: [] };
+        try {
+            await this.#ensureNetworks(plan, outcome);
+            await this.#ensureVolumes(plan, outcome);
+            const existing = await this.#recoverSetAside(await this.projectContainers(plan.project));
+            for (const service of plan.services) {
+                await this.#waitForDependencies(plan, service, options);
+                await this.#upService(service, imageIds.get(service.image) ?? '', existing, outcome);
+            }
+
+            await this.#setAsideOrphans(plan, existing, outcome);
+            await this.#waitForAll(plan, options);
+            return outcome;
+        } catch (error) {
+            (error as Error & { outcome?: UpOutcome }).outcome = outcome;
+            throw error;
+        }
+    }
+
+    async #ensureNetworks(plan: ProjectPlan, outcome: UpOutcome): Promise<void> {
+        for (const network of plan.networks) {
+            const found = await this.#docker.listNetworks({ filters: { name: [network.name] } });
+            if (found.some((candidate) => candidate.Name === network.name)) {
+                continue;
+            }
+
+            if (network.external) {
+                throw new Error(`network ${network.name} is external and does not exist`);
+            }
+
+            await this.#docker.createNetwork({
+                Name: network.name,
+                Driver: 'bridge',
+                Labels: {
+                    [LABEL.project]: plan.project,
+                    [LABEL.network]: network.name.replace(`${plan.project}_`, ''),
+                    [LABEL.managed]: 'true',
+                },
+            });
+            outcome.createdNetworks.push(network.name);
+            this.#log(`Created network ${network.name}`);
+        }
+    }
+
+    async #ensureVolumes(plan: ProjectPlan, outcome: UpOutcome): Promise<void> {
+        for (const volume of plan.volumes) {
+            try {
+                await this.#docker.getVolume(volume.name).inspect();
+                continue;
+            } catch {
+                if (volume.external) {
+                    throw new Error(`volume ${volume.name} is external and does not exist`);
+                }
+            }
+
+            await this.#docker.createVolume({
+                Name: volume.name,
+                Labels: {
+                    [LABEL.project]: plan.project,
+                    [LABEL.volume]: volume.name.replace(`${plan.project}_`, ''),
+                    [LABEL.managed]: 'true',
+                },
+            });
+            outcome.createdVolumes.push(volume.name);
+            this.#log(`Created volume ${volume.name}`);
+        }
+    }
+
+    async #upService(service: ServicePlan, imageId: string, existing: Docker.ContainerInfo[], outcome: UpOutcome): Promise<void> {
+        const hash = configHash(service, imageId);
+        const current = existing.find((container) => container.Labels[LABEL.service] === service.service);
+        if (current && current.Labels[LABEL.hash] === hash) {
+            if (current.State !== 'running') {
+                await this.#docker.getContainer(current.Id).start();
+                this.#log(`Started ${service.containerName} (configuration unchanged)`);
+            } else {
+                this.#log(`Kept ${service.containerName}: its configuration has not changed`);
+            }
+
+            outcome.kept.push(service.service);
+            return;
+        }
+
+        if (current) {
+            await this.#setAside(current, outcome);
+        }
+
+        // A missing bind source would be made by the engine, as root; made here it belongs to the app's folder.
+        for (const mount of service.create.HostConfig?.Mounts ?? []) {
+            if (mount.Type === 'bind') Fs.mkdirSync(mount.Source, { recursive: true });
+        }
+
+        const create = { ...service.create, Labels: { ...service.create.Labels, [LABEL.hash]: hash } };
+        const container = await this.#docker.createContainer(create);
+        outcome.created.push(container.id);
+        for (const network of service.extraNetworks) {
+            await this.#docker.getNetwork(network.name).connect({ Container: container.id, EndpointConfig: { Aliases: network.aliases } });
+        }
+
+        await container.start();
+        this.#log(`${current ? 'Recreated' : 'Created'} and started ${service.containerName} (${service.image})`);
+    }
+
+    async #setAside(container: Docker.ContainerInfo, outcome: UpOutcome): Promise<void> {
+        const name = (container.Names[0] ?? container.Id).replace(/^\//, '');
+        const handle = this.#docker.getContainer(container.Id);
+        const wasRunning = container.State === 'running';
+        if (wasRunning) {
+            await handle.stop({ t: STOP_SECONDS });
+        }
+
+        await handle.rename({ name: `${name}${SET_ASIDE_MARK}${Date.now().toString(36)}` });
+        outcome.setAside.push({ id: container.Id, name, wasRunning });
+        this.#log(`Stopped the previous ${name}; it is kept until the deploy succeeds`);
+    }
+
+    /**
+     * Containers a run set aside and never committed nor restored (the server stopped in between): put back
+     * under their name when nothing replaced them, removed otherwise. Answers the containers that remain.
+     */
+    async #recoverSetAside(containers: Docker.ContainerInfo[]): Promise<Docker.ContainerInfo[]> {
+        const nameOf = (container: Docker.ContainerInfo) => (container.Names[0] ?? container.Id).replace(/^\//, '');
+        const leftovers = containers.filter((container) => SET_ASIDE.test(nameOf(container)));
+        const current = containers.filter((container) => !leftovers.includes(container));
+        for (const leftover of leftovers) {
+            const original = nameOf(leftover).replace(SET_ASIDE, '');
+            const handle = this.#docker.getContainer(leftover.Id);
+            if (current.some((container) => nameOf(container) === original)) {
+                await handle.remove({ force: true });
+                this.#log(`Removed ${nameOf(leftover)}, left set aside by an interrupted run`);
+            } else {
+                await handle.rename({ name: original });
+                current.push({ ...leftover, Names: [`/${original}`] });
+                this.#log(`Put back ${original}, left set aside by an interrupted run`);
+            }
+        }
+
+        return current;
+    }
+
+    async #setAsideOrphans(plan: ProjectPlan, existing: Docker.ContainerInfo[], outcome: UpOutcome): Promise<void> {
+        const services = new Set(plan.services.map((service) => service.service));
+        for (const container of existing) {
+            const service = container.Labels[LABEL.service] ?? '';
+            if (!services.has(service)) {
+                await this.#setAside(container, outcome);
+            }
+        }
+    }
+
+    async #waitForDependencies(plan: ProjectPlan, service: ServicePlan, options: UpOptions): Promise<void> {
+        for (const [name, condition] of Object.entries(service.dependsOn)) {
+            const dependency = plan.services.find((candidate) => candidate.service === name);
+            if (dependency) {
+                if (condition !== 'service_started') {
+                    this.#log(`${service.service} waits for ${name}: ${condition.replace('service_', '').replace(/_/g, ' ')}`);
+                }
+
+                await this.waitFor(dependency, condition, options.healthTimeoutMs);
+            }
+        }
+    }
+
+    /** Waits until the service's container meets the condition; throws with the container's last log lines when it cannot. */
+    async waitFor(service: ServicePlan, condition: DependencyCondition, timeoutMs: number): Promise<void> {
+        const container = this.#docker.getContainer(service.containerName);
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+            const { State: state } = await container.inspect();
+            const health = state.Health?.Status;
+            if (condition === 'service_completed_successfully' && state.Status === 'exited') {
+                if (state.ExitCode === 0) {
+                    return;
+                }
+
+                throw await this.#failure(service, `exited with code ${state.ExitCode}`);
+            }
+
+            if (condition === 'service_healthy' && health === 'healthy') {
+                this.#log(`${service.containerName} is healthy`);
+                return;
+            }
+
+            if (condition === 'service_started' && state.Running && !state.Restarting) {
+                return;
+            }
+
+            if (health === 'unhealthy') {
+                throw await this.#failure(service, 'is unhealthy');
+            }
+
+            if (condition !== 'service_completed_successfully' && (state.Status === 'exited' || state.Status === 'dead')) {
+                throw await this.#failure(service, `exited with code ${state.ExitCode}`);
+            }
+
+            if (Date.now() > deadline) {
+                throw await this.#failure(
+                    service,
+                    `did not become ${condition === 'service_healthy' ? 'healthy' : 'ready'} in ${timeoutMs / 1000} s`,
+                );
+            }
+
+            await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        }
+    }
+
+    async #failure(service: ServicePlan, what: string): Promise<Error> {
+        const lines = await this.lastLogLines(service.containerName, 5);
+        return new Error(`${service.containerName} ${what}${lines.length > 0 ? `; its last log lines: ${lines.join(' | ')}` : ''}`);
+    }
+
+    async lastLogLines(containerName: string, count: number): Promise<string[]> {
+        try {
+            const buffer = await this.#docker.getContainer(containerName).logs({ stdout: true, stderr: true, tail: count, follow: false });
+            // The plan never asks for a TTY, so the engine multiplexes the two streams.
+            return logLines(buffer, false)
+                .map((line) => line.text.trim())
+                .filter((line) => line !== '');
+        } catch {
+            return [];
+        }
+    }
+
+    /** The deploy succeeded: containers set aside are removed. */
+    async commit(outcome: UpOutcome): Promise<void> {
+        for (const previous of outcome.setAside) {
+            await this.#docker.getContainer(previous.id).remove({ force: true, v: false });
+        }
+    }
+
+    /** Undoes an up: new containers removed, set-aside ones back under their names and started, new networks and volumes removed. */
+    async rollback(outcome: UpOutcome): Promise<string[]> {
+        const undone: string[] = [];
+        for (const id of outcome.created) {
+            await this.#docker
+                .getContainer(id)
+                .remove({ force: true })
+                .catch(() => undefined);
+        }
+
+        if (outcome.created.length > 0) {
+            undone.push(`removed ${outcome.created.length} new container(s)`);
+        }
+
+        for (const previous of outcome.setAside) {
+            const handle = this.#docker.getContainer(previous.id);
+            await handle.rename({ name: previous.name });
+            if (previous.wasRunning) {
+                await handle.start();
+            }
+
+            undone.push(`put back ${previous.name}`);
+        }
+
+        for (const volume of outcome.createdVolumes) {
+            await this.#docker
+                .getVolume(volume)
+                .remove()
+                .catch(() => undefined);
+            undone.push(`removed volume ${volume}`);
+        }
+
+        for (const network of outcome.createdNetworks) {
+            if (outcome.setAside.length === 0) {
+                await this.#docker
+                    .getNetwork(network)
+                    .remove()
+                    .catch(() => undefined);
+                undone.push(`removed network ${network}`);
+            }
+        }
+
+        return undone;
+    }
+
+    async stop(plan: ProjectPlan): Promise<void> {
+        for (const service of [...plan.services].reverse()) {
+            const container = this.#docker.getContainer(service.containerName);
+            const { State: state } = await container.inspect();
+            if (state.Running) {
+                await container.stop({ t: STOP_SECONDS });
+                this.#log(`Stopped ${service.containerName}`);
+            }
+        }
+    }
+
+    async start(plan: ProjectPlan, options: UpOptions): Promise<void> {
+        for (const service of plan.services) {
+            await this.#waitForDependencies(plan, service, options);
+            const container = this.#docker.getContainer(service.containerName);
+            if (!(await container.inspect()).State.Running) {
+                await container.start();
+                this.#log(`Started ${service.containerName}`);
+            }
+        }
+
+        await this.#waitForAll(plan, options);
+    }
+
+    async restart(plan: ProjectPlan, options: UpOptions): Promise<void> {
+        for (const service of plan.services) {
+            await this.#waitForDependencies(plan, service, options);
+            await this.#docker.getContainer(service.containerName).restart({ t: STOP_SECONDS });
+            this.#log(`Restarted ${service.containerName}`);
+        }
+
+        await this.#waitForAll(plan, options);
+    }
+
+    async #waitForAll(plan: ProjectPlan, options: UpOptions): Promise<void> {
+        for (const service of plan.services) {
+            await this.waitFor(service, service.hasHealthcheck ? 'service_healthy' : 'service_started', options.healthTimeoutMs);
+        }
+    }
+}

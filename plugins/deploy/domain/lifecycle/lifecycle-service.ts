@@ -1,0 +1,204 @@
+/**
+ * Starting the runs that change the host. Everything a person can fix is checked here, before a run starts
+ * and before anything is saved (422); the run itself executes jobs/app-run.ts in a worker.
+ */
+import Path from 'node:path';
+
+import type { Server } from '@hapi/hapi';
+
+import { ConflictError, forField, ValidationError } from '../../../../lib/errors.ts';
+import { defineService } from '../../../../lib/services.ts';
+import { ROOT_DIR } from '../../../../server.ts';
+import type { DeployUser } from '../accounts/user-service.ts';
+import { renderSecretsFile } from '../apps/app-files.ts';
+import { type AppRecord, apps } from '../apps/app-service.ts';
+import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
+import { modelFromJson } from '../compose/compose-read.ts';
+import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
+import type { Finding } from '../findings/finding.ts';
+import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
+import { type RunState, runs } from '../runs/run-service.ts';
+
+const RUN_SCRIPT = Path.join(ROOT_DIR, 'jobs', 'app-run.ts');
+
+export interface ComposeUpdate {
+    mode: 'model' | 'text';
+    spec?: unknown;
+    text?: string;
+    secrets?: Record<string, string>;
+    acceptRisks?: boolean;
+}
+
+export interface SiteUpdate {
+    mode: 'model' | 'text';
+    spec?: SiteSpec;
+    text?: string;
+}
+
+export type DeleteRequest = Partial<DeleteOptions> & { confirm: string };
+
+function describe(findings: Finding[]): string {
+    return findings.map((finding) => `${finding.path}: ${finding.message}`).join('; ');
+}
+
+/** The model or the text, whichever the mode names; the other must not be sent. */
+function pick<T>(mode: 'model' | 'text', spec: T | undefined, text: string | undefined): { spec?: T; text?: string } {
+    if (mode === 'model' && (spec === undefined || text !== undefined)) {
+        throw new ValidationError('spec: mode model takes spec (and no text)');
+    }
+
+    if (mode === 'text' && (text === undefined || spec !== undefined)) {
+        throw new ValidationError('text: mode text takes text (and no spec)');
+    }
+
+    return mode === 'model' ? { spec } : { text };
+}
+
+export class LifecycleService {
+    readonly #server: Server;
+
+    constructor(server: Server) {
+        this.#server = server;
+    }
+
+    async deploy(name: string, actor: DeployUser, acceptRisks = false): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        await this.#refuseWhileRunning(app.name);
+        await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks);
+        return await this.#startWithFiles(app, 'deploy', actor);
+    }
+
+    async updateCompose(name: string, actor: DeployUser, update: ComposeUpdate): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        const chosen = pick(update.mode, update.spec, update.text);
+        const text = chosen.text ?? renderCompose(forField('spec', () => modelFromJson(chosen.spec)));
+        const secrets = { ...(await apps(this.#server).secretsOf(app.name)), ...(update.secrets ?? {}) };
+        await this.#refuseWhileRunning(app.name);
+        await this.#checkCompose(app.name, text, secrets, update.acceptRisks === true);
+        const saved = await apps(this.#server).saveDraft(app.name, {
+            compose: text,
+            composeEditor: update.mode,
+            ...(update.secrets ? { secrets: update.secrets } : {}),
+        });
+        return await this.#startWithFiles(saved, 'compose', actor);
+    }
+
+    async updateSite(name: string, actor: DeployUser, update: SiteUpdate): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        const chosen = pick(update.mode, update.spec, update.text);
+        const text = chosen.text ?? forField('spec', () => renderSite(chosen.spec as SiteSpec));
+        const places = sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain });
+        const errors = checkSite(forField(update.mode === 'model' ? 'spec' : 'text', () => parseSite(text, places)).spec, places).filter(
+            (finding) => finding.level === 'error',
+        );
+        if (update.mode === 'model' && errors.length > 0) {
+            throw new ValidationError(describe(errors));
+        }
+
+        await this.#refuseWhileRunning(app.name);
+        const saved = await apps(this.#server).saveDraft(app.name, { nginx: text, nginxEditor: update.mode });
+        return await this.#startWithFiles(saved, 'nginx', actor);
+    }
+
+    async act(name: string, actor: DeployUser, action: AppAction): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        if (app.state === 'draft') {
+            throw new ValidationError(`${app.name} has not been deployed yet: deploy it first`);
+        }
+
+        return await this.#start(app, 'action', actor, { action }, async (state) => {
+            if (state === 'succeeded') {
+                await this.#setState(app.name, action === 'stop' ? 'stopped' : 'running');
+            }
+        });
+    }
+
+    async remove(name: string, actor: DeployUser, request: DeleteRequest): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        if (request.confirm !== app.name) {
+            throw new ValidationError(`confirm: type the app's name (${app.name}) to delete it`);
+        }
+
+        const options: DeleteOptions = {
+            deleteData: request.deleteData === true,
+            removeDns: request.removeDns === true,
+            removeCert: request.removeCert === true,
+            removeAccess: request.removeAccess === true,
+            removeVolumes: request.removeVolumes === true,
+            removeImages: request.removeImages === true,
+            removeArchives: request.removeArchives === true,
+            includePreexisting: request.includePreexisting === true,
+            forgetHistory: request.forgetHistory === true,
+        };
+        // The run ends long after start() answers its id, so the id is set when onEnd reads it.
+        const runId = await this.#start(app, 'delete', actor, { remove: options }, async (state) => {
+            if (state === 'succeeded') {
+                await this.#forgetApp(app.name, options.forgetHistory ? runId : undefined);
+            }
+        });
+        return runId;
+    }
+
+    async #forgetApp(name: string, keepRun: number | undefined): Promise<void> {
+        const knex = this.#server.app.knex;
+        await knex('dp_app_resources').where({ app_name: name }).delete();
+        await knex('dp_apps').where({ name }).delete();
+        if (keepRun !== undefined) {
+            await runs(this.#server).forget(name, keepRun);
+        }
+    }
+
+    async #checkCompose(app: string, text: string, secrets: Record<string, string>, acceptRisks: boolean): Promise<void> {
+        const spec = forField('compose', () => parseCompose(text));
+        const errors = await validateCompose(spec, { secrets, checkHostPorts: false });
+        if (errors.length > 0) {
+            throw new ValidationError(`the compose file cannot be deployed: ${describe(errors)}`);
+        }
+
+        const findings = lintCompose(spec, lintContextFor(this.#server.app.config, { app, values: secrets }));
+        if (!acceptRisks && hasUnacceptedRisks(findings)) {
+            const risks = findings.filter((finding) => finding.level === 'risk');
+            throw new ValidationError(`lint found risks; send acceptRisks: true to deploy anyway: ${describe(risks)}`);
+        }
+    }
+
+    async #refuseWhileRunning(app: string): Promise<void> {
+        if (await runs(this.#server).inProgress(app)) {
+            throw new ConflictError(`another run is in progress for ${app}`);
+        }
+    }
+
+    async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser): Promise<number> {
+        const values = await apps(this.#server).secretsOf(app.name);
+        const files = { compose: app.draft.compose, secrets: renderSecretsFile(values), site: app.draft.nginx };
+        const previousState = app.state;
+        return await this.#start(app, kind, actor, { files, values }, async (state) => {
+            if (kind === 'nginx') {
+                return;
+            }
+
+            if (state === 'succeeded') {
+                await this.#setState(app.name, 'running');
+            } else if (state === 'failed' || (state === 'rolled back' && previousState === 'draft')) {
+                await this.#setState(app.name, state === 'failed' ? 'failed' : 'draft');
+            }
+        });
+    }
+
+    async #start(
+        app: AppRecord,
+        kind: AppRunKind,
+        actor: DeployUser,
+        extra: Partial<AppRunData>,
+        onEnd: (state: RunState) => Promise<void>,
+    ): Promise<number> {
+        const data: Omit<AppRunData, 'runId'> = { app: app.name, kind, domain: app.domain, ...extra };
+        return await runs(this.#server).start({ app: app.name, kind, actor, script: RUN_SCRIPT, data: { ...data }, onEnd });
+    }
+
+    async #setState(name: string, state: string): Promise<void> {
+        await this.#server.app.knex('dp_apps').where({ name }).update({ state });
+    }
+}
+
+export const lifecycle = defineService<LifecycleService>('lifecycle', (owner) => new LifecycleService(owner));

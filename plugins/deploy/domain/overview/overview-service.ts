@@ -1,0 +1,87 @@
+import type { Server } from '@hapi/hapi';
+
+import { defineService } from '../../../../lib/services.ts';
+import { settings } from '../accounts/settings-service.ts';
+import { deployUsers } from '../accounts/user-service.ts';
+import { apps } from '../apps/app-service.ts';
+import { type Run, runs } from '../runs/run-service.ts';
+import { hostToolVersions } from './host-tools.ts';
+import { acmeIntegration, dnsIntegration, dockerEngineIntegration, nginxIntegration, registryIntegration } from './integrations.ts';
+
+const RECENT_RUNS = 10;
+
+export type RecentRun = Omit<Run, 'error'>;
+
+/** The dashboard lists runs without their error, which the run's own page shows. */
+function toRecentRun({ id, app, kind, state, startedAt, endedAt }: Run): RecentRun {
+    return { id, app, kind, state, startedAt, endedAt };
+}
+
+/** The first page a signed-in person sees, and what the host offers the deploy manager. */
+export class OverviewService {
+    readonly #server: Server;
+
+    constructor(server: Server) {
+        this.#server = server;
+    }
+
+    async dashboard() {
+        const [appList, users, recentRuns, inProgress] = await Promise.all([
+            apps(this.#server).list(),
+            deployUsers(this.#server).list(),
+            runs(this.#server).latest(RECENT_RUNS),
+            runs(this.#server).countInProgress(),
+        ]);
+        const byState: Record<string, number> = {};
+        for (const app of appList) {
+            byState[app.state] = (byState[app.state] ?? 0) + 1;
+        }
+
+        return {
+            apps: { total: appList.length, byState },
+            users: { total: users.length, disabled: users.filter((user) => user.disabled).length },
+            recentRuns: recentRuns.map(toRecentRun),
+            runsInProgress: inProgress,
+        };
+    }
+
+    async system() {
+        const { config } = this.#server.app;
+        const { host } = config;
+        const [tools, docker, nginx, acme, registry, oidc] = await Promise.all([
+            hostToolVersions(host),
+            dockerEngineIntegration(),
+            nginxIntegration(host),
+            acmeIntegration(host),
+            registryIntegration(host),
+            settings(this.#server).get<{ enabled?: boolean; issuer?: string }>('deploy.oidc'),
+        ]);
+        return {
+            tools: { dockerEngine: { found: docker.reachable, version: docker.version }, ...tools },
+            integrations: {
+                docker,
+                nginx,
+                acme,
+                registry,
+                dns: dnsIntegration(host),
+                identityProvider: { configured: false },
+                oidcSignIn: { configured: oidc?.enabled === true, issuer: oidc?.issuer ?? null },
+            },
+            conventions: {
+                baseDomain: config.apps.baseDomain,
+                appsDir: config.apps.appsDir,
+                nginxSitesDir: config.apps.nginxSitesDir,
+                certificatesDir: config.apps.certificatesDir,
+                acmeWebroot: host.acmeWebroot,
+                httpPort: host.nginxHttpPort,
+                httpsPort: host.nginxHttpsPort,
+                firstHostPort: config.apps.firstHostPort,
+                publicUrl: config.publicUrl,
+                dataDir: config.dataDir,
+                services: config.services,
+            },
+        };
+    }
+}
+
+export const overview = defineService<OverviewService>('overview', (owner) => new OverviewService(owner));

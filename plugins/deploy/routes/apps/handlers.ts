@@ -1,0 +1,68 @@
+import type { Lifecycle, Request } from '@hapi/hapi';
+
+import { audit } from '../../domain/accounts/audit-service.ts';
+import { filesOnDisk } from '../../domain/apps/app-files.ts';
+import { apps, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
+import { checkAvailability } from '../../domain/apps/availability.ts';
+import type { DraftInput } from '../../domain/apps/draft-shape.ts';
+import { previewApp as preview } from '../../domain/apps/preview.ts';
+import { clientAddress, requireDeployCredentials } from '../../security.ts';
+
+/** Editors and administrators see secret values; viewers see them masked. */
+function mayReadSecrets(request: Request): boolean {
+    return requireDeployCredentials(request).role !== 'viewer';
+}
+
+function appName(request: Request): string {
+    return request.params.name as string;
+}
+
+export const checkName: Lifecycle.Method = async (request) =>
+    await checkAvailability(request.server, (request.payload as { name: string }).name);
+
+export const createApp: Lifecycle.Method = async (request, h) => {
+    const { user } = requireDeployCredentials(request);
+    const app = await apps(request.server).create(request.payload as NewApp, user.id);
+    await audit(request.server).record({
+        actor: user,
+        action: 'apps.create',
+        target: app.name,
+        clientAddress: clientAddress(request),
+        details: { image: app.image },
+    });
+    return h.response({ app: await apps(request.server).toApi(app, true) }).code(201);
+};
+
+export const listApps: Lifecycle.Method = async (request) => {
+    const service = apps(request.server);
+    const reveal = mayReadSecrets(request);
+    return { apps: await Promise.all((await service.list()).map((app) => service.toApi(app, reveal))) };
+};
+
+export const getApp: Lifecycle.Method = async (request) => {
+    const service = apps(request.server);
+    return { app: await service.toApi(await service.require(appName(request)), mayReadSecrets(request)) };
+};
+
+export const saveDraft: Lifecycle.Method = async (request) => {
+    const { user } = requireDeployCredentials(request);
+    const payload = request.payload as DraftInput;
+    const app = await apps(request.server).saveDraft(appName(request), payload);
+    // The audit names the fields changed, never their values.
+    await audit(request.server).record({
+        actor: user,
+        action: 'apps.draft',
+        target: app.name,
+        clientAddress: clientAddress(request),
+        details: { fields: Object.keys(payload).sort().join(',') },
+    });
+    return { app: await apps(request.server).toApi(app, true), identity: identityOf(app) };
+};
+
+export const previewApp: Lifecycle.Method = async (request) =>
+    await preview(request.server, await apps(request.server).require(appName(request)));
+
+export const listFiles: Lifecycle.Method = async (request) => {
+    await apps(request.server).require(appName(request));
+    return { files: filesOnDisk(request.server, appName(request), mayReadSecrets(request)) };
+};

@@ -1,0 +1,35 @@
+import type { Lifecycle } from '@hapi/hapi';
+
+import { audit } from '../../domain/accounts/audit-service.ts';
+import { settings } from '../../domain/accounts/settings-service.ts';
+import { type SetupInput, setup } from '../../domain/accounts/setup-service.ts';
+import { clientAddress } from '../../security.ts';
+
+interface SetupPayload extends SetupInput {
+    oidc?: { issuer?: string; clientId?: string; clientSecret?: string };
+}
+
+export const getStatus: Lifecycle.Method = async (request) => {
+    const oidc = await settings(request.server).get<{ enabled?: boolean }>('deploy.oidc');
+    return { needsSetup: await setup(request.server).needsSetup(), oidcEnabled: oidc?.enabled === true };
+};
+
+export const completeSetup: Lifecycle.Method = async (request, h) => {
+    const payload = request.payload as SetupPayload;
+    const user = await setup(request.server).complete(payload);
+    if (payload.oidc?.issuer && payload.oidc.clientId) {
+        await settings(request.server).set('deploy.oidc', { enabled: true, issuer: payload.oidc.issuer, clientId: payload.oidc.clientId });
+        if (payload.oidc.clientSecret) {
+            await settings(request.server).setSecret('deploy.oidc.client_secret', payload.oidc.clientSecret);
+        }
+    }
+
+    await audit(request.server).record({
+        actor: user,
+        action: 'setup.complete',
+        target: user.email,
+        clientAddress: clientAddress(request),
+        details: { oidc: Boolean(payload.oidc?.issuer) },
+    });
+    return h.response({ user }).code(201);
+};

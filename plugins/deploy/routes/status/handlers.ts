@@ -1,0 +1,30 @@
+import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
+
+import { DockerUnavailableError } from '../../domain/status/app-containers.ts';
+import { appStatus } from '../../domain/status/status-service.ts';
+
+function appName(request: Request): string {
+    return request.params.name as string;
+}
+
+/**
+ * The error mapper hides the message of every 5xx; an unreachable engine is the one the person must be told
+ * about plainly, so it is answered here as a 503 with its reason.
+ */
+async function answerUnlessDockerIsDown(h: ResponseToolkit, read: () => Promise<object>): Promise<Lifecycle.ReturnValue> {
+    try {
+        return await read();
+    } catch (error) {
+        if (error instanceof DockerUnavailableError) {
+            return h.response({ error: error.message }).code(error.statusCode);
+        }
+
+        throw error;
+    }
+}
+
+export const getAppStatus: Lifecycle.Method = async (request, h) =>
+    await answerUnlessDockerIsDown(h, () => appStatus(request.server).status(appName(request)));
+
+export const getAppLogs: Lifecycle.Method = async (request, h) =>
+    await answerUnlessDockerIsDown(h, () => appStatus(request.server).logs(appName(request), (request.query as { tail: number }).tail));

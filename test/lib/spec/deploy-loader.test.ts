@@ -1,0 +1,168 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import Hapi from '@hapi/hapi';
+import * as Lab from '@hapi/lab';
+
+import { registerErrorShapes } from '../../../lib/errors.ts';
+import { readDeploySpec, registerDeployApi } from '../../../lib/spec/deploy-loader.ts';
+import { ROOT_DIR } from '../../../server.ts';
+import { temporaryDirectory } from '../../helpers/server.ts';
+
+export const lab = Lab.script();
+const { describe, it, beforeEach, afterEach } = lab;
+const { expect } = Code;
+
+const SPECS_DIR = Path.join(ROOT_DIR, 'specs', 'deploy');
+
+/** Who may call each route of the real specs: a change here is a change of who may do what. */
+const ROLES_OF_ROUTES = {
+    public: [
+        'auth.login',
+        'auth.logout',
+        'auth.me',
+        'auth.submitMfa',
+        'health.getHealth',
+        'oidc.completeSignIn',
+        'oidc.startSignIn',
+        'setup.completeSetup',
+        'setup.getStatus',
+    ],
+    'signed-in': [
+        'account.beginTotp',
+        'account.changePassword',
+        'account.disableTotp',
+        'account.enableTotp',
+        'account.updateProfile',
+        'apps.getApp',
+        'apps.listApps',
+        'apps.listFiles',
+        'overview.getDashboard',
+        'overview.getSystem',
+        'runs.getAppRun',
+        'runs.getRun',
+        'runs.listRuns',
+        'runs.streamAppRun',
+        'runs.streamRun',
+        'status.getAppLogs',
+        'status.getAppStatus',
+    ],
+    editor: [
+        'apps.checkName',
+        'apps.createApp',
+        'apps.previewApp',
+        'apps.saveDraft',
+        'compose.parseComposeText',
+        'compose.renderComposeSpec',
+        'compose.validateComposeFile',
+        'lifecycle.actOnApp',
+        'lifecycle.deployApp',
+        'lifecycle.updateCompose',
+        'lifecycle.updateNginx',
+        'nginx.parseNginx',
+        'nginx.renderNginx',
+        'nginx.validateNginx',
+        'secrets.generateSecret',
+    ],
+    admin: [
+        'audit.listAudit',
+        'lifecycle.deleteApp',
+        'oidc.getSettings',
+        'oidc.testSettings',
+        'oidc.updateSettings',
+        'users.createUser',
+        'users.deleteUser',
+        'users.listUsers',
+        'users.updateUser',
+    ],
+};
+
+function specText(groupRole: string | undefined, routes: Array<{ path: string; handler: string; role?: string }>): string {
+    const lines = ['group: things', 'prefix: /api', ...(groupRole ? [`role: ${groupRole}`] : []), 'routes:'];
+    for (const { path, handler, role } of routes) {
+        lines.push('  - method: GET', `    path: ${path}`, `    handler: ${handler}`, ...(role ? [`    role: ${role}`] : []));
+    }
+
+    return `${lines.join('\n')}\n`;
+}
+
+describe('the deploy API loader: roles', () => {
+    let folder: string;
+    let specFile: string;
+
+    beforeEach(() => {
+        folder = temporaryDirectory();
+        Fs.mkdirSync(Path.join(folder, 'specs'));
+        specFile = Path.join(folder, 'specs', 'things.yaml');
+    });
+
+    afterEach(() => {
+        Fs.rmSync(folder, { recursive: true, force: true });
+    });
+
+    it("gives the routes that name no role the group's role, and keeps a route's own", () => {
+        Fs.writeFileSync(
+            specFile,
+            specText('admin', [
+                { path: '/things', handler: 'listThings' },
+                { path: '/things/open', handler: 'openThing', role: 'public' },
+            ]),
+        );
+        const spec = readDeploySpec(specFile);
+        expect(spec.routes.map((route) => route.role)).to.equal(['admin', 'public']);
+    });
+
+    it('refuses a route without a role in a group without one, naming the file and the route', () => {
+        Fs.writeFileSync(specFile, specText(undefined, [{ path: '/things', handler: 'listThings' }]));
+        expect(() => readDeploySpec(specFile)).to.throw(/things\.yaml: "routes\[0\]\.role" is required/);
+    });
+
+    it('refuses a group role that is not a role', () => {
+        Fs.writeFileSync(specFile, specText('owner', [{ path: '/things', handler: 'listThings' }]));
+        expect(() => readDeploySpec(specFile)).to.throw(/things\.yaml: "role" must be one of/);
+    });
+
+    it("enforces the group's role and a route's own", async () => {
+        Fs.writeFileSync(
+            specFile,
+            specText('admin', [
+                { path: '/things', handler: 'listThings' },
+                { path: '/things/open', handler: 'openThing', role: 'public' },
+            ]),
+        );
+        const handlers = Path.join(folder, 'routes', 'things');
+        Fs.mkdirSync(handlers, { recursive: true });
+        Fs.writeFileSync(
+            Path.join(handlers, 'handlers.ts'),
+            'export const listThings = () => ({ things: [] });\nexport const openThing = () => ({ open: true });\n',
+        );
+        const server = Hapi.server();
+        registerErrorShapes(server, 'http://127.0.0.1:3000/api/swagger');
+        expect(
+            await registerDeployApi(server, { specsDir: Path.join(folder, 'specs'), handlersRoot: Path.join(folder, 'routes') }),
+        ).to.equal([]);
+        const closed = await server.inject('/api/things');
+        expect(closed.statusCode).to.equal(401);
+        expect(closed.result).to.equal({ error: 'not signed in' });
+        const open = await server.inject('/api/things/open');
+        expect(open.statusCode).to.equal(200);
+        expect(open.result).to.equal({ open: true });
+    });
+
+    it('gives each route of the real specs the role it has always had', () => {
+        const roles: Record<string, string[]> = {};
+        for (const file of Fs.readdirSync(SPECS_DIR).sort()) {
+            const spec = readDeploySpec(Path.join(SPECS_DIR, file));
+            for (const route of spec.routes) {
+                (roles[route.role] ??= []).push(`${spec.group}.${route.handler}`);
+            }
+        }
+
+        for (const list of Object.values(roles)) {
+            list.sort();
+        }
+
+        expect(roles).to.equal(ROLES_OF_ROUTES);
+    });
+});

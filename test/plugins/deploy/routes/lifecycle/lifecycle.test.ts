@@ -1,0 +1,504 @@
+import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import Dns from 'node:dns';
+import Fs from 'node:fs';
+import Https from 'node:https';
+import Path from 'node:path';
+import type { TLSSocket } from 'node:tls';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import Docker from 'dockerode';
+
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { dnsEnvironment, type RunningBind, startBind } from '../../../../support/bind.ts';
+import { buildWebImage, docker } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { readEvents, type SseMessage } from '../../../../support/sse.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const BASE_DOMAIN = 'apps.test';
+
+/** The A records BIND serves for a name now (none: an empty list). */
+async function addressesAt(server: string, name: string): Promise<string[]> {
+    const resolver = new Dns.promises.Resolver();
+    resolver.setServers([server]);
+    try {
+        return await resolver.resolve4(name);
+    } catch {
+        return [];
+    }
+}
+
+interface EndedRun {
+    id: number;
+    state: string;
+    error: string | null;
+}
+
+/** GET through the managed nginx as a visitor would: https://<domain>:<port>/ with SNI, chain not checked here. */
+function fetchThroughNginx(domain: string, port: number): Promise<{ status: number; body: string; certificate: X509Certificate }> {
+    return new Promise((resolve, reject) => {
+        const request = Https.get(
+            {
+                host: '127.0.0.1',
+                port,
+                path: '/',
+                agent: false,
+                servername: domain,
+                headers: { host: domain },
+                rejectUnauthorized: false,
+                timeout: 5000,
+            },
+            (response) => {
+                const certificate = new X509Certificate((response.socket as TLSSocket).getPeerCertificate().raw);
+                let body = '';
+                response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+                response.once('end', () => resolve({ status: response.statusCode ?? 0, body, certificate }));
+            },
+        );
+        request.once('error', reject);
+    });
+}
+
+function endOf(messages: SseMessage[]): EndedRun {
+    const end = messages.find((message) => message.event === 'end');
+    if (!end) {
+        throw new Error('the stream closed without an end event');
+    }
+
+    return JSON.parse(end.data) as EndedRun;
+}
+
+function linesOf(messages: SseMessage[]): Array<{ seq: number; step: string; level: string; text: string }> {
+    return messages.filter((message) => message.event === 'event').map((message) => JSON.parse(message.data));
+}
+
+describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeout: 600_000 }, () => {
+    let services: RunningServices;
+    let bind: RunningBind;
+    let server: DeployTestServer;
+    let admin: Browser;
+    let registry: string;
+    let webPort: number;
+    let httpsPort: number;
+    const engine = new Docker();
+    const images: string[] = [];
+
+    const follow = async (runId: number, headers: Record<string, string> = {}) =>
+        await readEvents(admin, `/api/runs/${runId}/events`, headers);
+
+    const run = async (method: 'post' | 'put' | 'delete', path: string, payload: unknown) => {
+        const response = await admin[method](path, payload);
+        expect(response.status, response.text).to.equal(202);
+        const messages = await follow((response.body as { runId: number }).runId);
+        return { runId: (response.body as { runId: number }).runId, messages, end: endOf(messages) };
+    };
+
+    const containerIds = async (project: string): Promise<Record<string, string>> =>
+        Object.fromEntries(
+            (await engine.listContainers({ all: true, filters: { label: [`com.docker.compose.project=${project}`] } })).map((container) => [
+                container.Labels['com.docker.compose.service'] ?? '',
+                container.Id,
+            ]),
+        );
+
+    /** Creates and deploys an app whose web service (image gatehouse-test/<repository>:1) mounts a `data` volume. */
+    const deployWithDataVolume = async (name: string, repository: string, moreMounts: string[] = []) => {
+        const created = await admin.post('/api/apps', { name, image: `${registry}/gatehouse-test/${repository}`, tag: '1' });
+        expect(created.status).to.equal(201);
+        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        const compose = [
+            'services:',
+            '  web:',
+            `    image: ${registry}/gatehouse-test/${repository}:1`,
+            '    ports:',
+            `      - "127.0.0.1:${port}:80"`,
+            '    volumes:',
+            '      - data:/data',
+            ...moreMounts.map((mount) => `      - ${mount}`),
+            'volumes:',
+            '  data: {}',
+            '',
+        ].join('\n');
+        expect((await admin.put(`/api/apps/${name}/draft`, { compose })).status).to.equal(200);
+        const deployed = await run('post', `/api/apps/${name}/deploy`, {});
+        expect(deployed.end.state, JSON.stringify(linesOf(deployed.messages))).to.equal('succeeded');
+        return deployed;
+    };
+
+    const composeFor = (tag: string, webHealth = 'wget -q -O- http://127.0.0.1/') =>
+        [
+            'services:',
+            '  web:',
+            `    image: ${registry}/gatehouse-test/shop:${tag}`,
+            '    restart: unless-stopped',
+            '    ports:',
+            `      - "127.0.0.1:${webPort}:80"`,
+            '    environment:',
+            '      GREETING: ${GREETING}',
+            '    healthcheck:',
+            `      test: ["CMD-SHELL", "${webHealth}"]`,
+            '      interval: 1s',
+            '      timeout: 2s',
+            '      retries: 3',
+            '    depends_on:',
+            '      db:',
+            '        condition: service_healthy',
+            '  db:',
+            `    image: ${registry}/gatehouse-test/shop:1`,
+            '    command: ["httpd", "-f", "-p", "8080", "-h", "/www"]',
+            '    volumes:',
+            '      - data:/data',
+            '    healthcheck:',
+            '      test: ["CMD", "wget", "-q", "-O-", "http://127.0.0.1:8080/"]',
+            '      interval: 1s',
+            '      timeout: 2s',
+            '      retries: 5',
+            'volumes:',
+            '  data: {}',
+            '',
+        ].join('\n');
+
+    before(async () => {
+        services = await startServices();
+        registry = services.exports.REGISTRY_URL;
+        httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
+        for (const [tag, page] of [
+            ['1', '<h1>shop v1</h1>\n'],
+            ['2', '<h1>shop v2</h1>\n'],
+        ] as const) {
+            images.push(buildWebImage(`${registry}/gatehouse-test/shop:${tag}`, page, true));
+        }
+
+        images.push(buildWebImage(`${registry}/gatehouse-test/blog:1`, '<h1>blog</h1>\n', true));
+        // Only the registry has them now: the deploy pulls.
+        images.forEach((image) => docker('rmi', image));
+        const started = await startBind();
+        if (!started) {
+            throw new Error('BIND (Debian bind9) is needed for the DNS records of deployed apps');
+        }
+
+        bind = started;
+        server = await deployTestServer({
+            ...services.exports,
+            BASE_DOMAIN,
+            APPS_FIRST_HOST_PORT: String(await freePort()),
+            ...dnsEnvironment(bind),
+        });
+        admin = server.admin;
+        const created = await admin.post('/api/apps', { name: 'shop', image: `${registry}/gatehouse-test/shop`, tag: '1' });
+        expect(created.status).to.equal(201);
+        // The app's site proxies to the host port the app was given.
+        webPort = (created.body as { app: { hostPort: number } }).app.hostPort;
+        const saved = await admin.put('/api/apps/shop/draft', { compose: composeFor('1'), secrets: { GREETING: 'hello' } });
+        expect(saved.status, saved.text).to.equal(200);
+    });
+
+    after(async () => {
+        for (const project of ['shop', 'blog', 'wiki', 'notes']) {
+            for (const container of await engine.listContainers({
+                all: true,
+                filters: { label: [`com.docker.compose.project=${project}`] },
+            })) {
+                await engine.getContainer(container.Id).remove({ force: true });
+            }
+
+            for (const network of await engine.listNetworks({ filters: { label: [`com.docker.compose.project=${project}`] } })) {
+                await engine.getNetwork(network.Id).remove();
+            }
+        }
+
+        for (const volume of ['shop_data', 'blog_data', 'wiki_data', 'notes_data']) {
+            await engine
+                .getVolume(volume)
+                .remove()
+                .catch(() => undefined);
+        }
+
+        for (const image of images) {
+            await engine
+                .getImage(image)
+                .remove({ force: true })
+                .catch(() => undefined);
+        }
+
+        await server?.context.cleanup();
+        await bind?.stop();
+        services?.stop();
+    });
+
+    it('deploys a two-service app: pulls, starts the dependency healthy first, serves it through nginx with a certificate from the ACME CA', async () => {
+        const { runId, messages, end } = await run('post', '/api/apps/shop/deploy', {});
+        expect(end.state, JSON.stringify(linesOf(messages))).to.equal('succeeded');
+        const lines = linesOf(messages);
+        expect(lines.map((line) => line.seq)).to.equal(lines.map((_line, index) => index + 1));
+        const steps = new Set(lines.map((line) => line.step));
+        for (const step of ['files', 'images', 'containers', 'nginx', 'certificate', 'check']) {
+            expect(steps.has(step), step).to.be.true();
+        }
+
+        const texts = lines.map((line) => line.text).join('\n');
+        expect(texts).to.contain('web waits for db: healthy');
+        expect(texts.indexOf('shop-db-1 is healthy')).to.be.below(texts.indexOf('Created and started shop-web-1'));
+
+        const visit = await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort);
+        expect(visit.status).to.equal(200);
+        expect(visit.body).to.contain('shop v1');
+        expect(visit.certificate.subjectAltName).to.contain(`shop.${BASE_DOMAIN}`);
+        expect(visit.certificate.issuer).to.match(/Pebble/i);
+
+        expect(await addressesAt(bind.server, `shop.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
+        const app = await admin.get('/api/apps/shop');
+        expect((app.body as { app: { state: string } }).app.state).to.equal('running');
+        const stored = await admin.get(`/api/apps/shop/runs/${runId}`);
+        expect((stored.body as { run: EndedRun }).run.state).to.equal('succeeded');
+    });
+
+    it('reads the deployed app: containers, the probe through nginx, the certificate and the logs', async () => {
+        const status = (await admin.get('/api/apps/shop/status')).body as {
+            containers: Array<{ service: string; state: string; health: string | null }>;
+            probe: { http: { statusCode: number | null }; https: { statusCode: number | null } | null };
+            certificate: { issuer: string; daysLeft: number } | null;
+        };
+        expect(status.containers.map((container) => [container.service, container.state, container.health])).to.equal([
+            ['db', 'running', 'healthy'],
+            ['web', 'running', 'healthy'],
+        ]);
+        expect(status.probe.https?.statusCode).to.equal(200);
+        expect(status.certificate?.issuer).to.match(/Pebble/i);
+        expect(status.certificate?.daysLeft ?? 0).to.be.above(0);
+
+        const logs = (await admin.get('/api/apps/shop/logs?tail=3')).body as {
+            services: Array<{ service: string; lines: Array<{ stream: string; text: string }> }>;
+        };
+        expect(logs.services.map((entry) => entry.service)).to.equal(['db', 'web']);
+        const web = logs.services.find((entry) => entry.service === 'web');
+        expect(web?.lines.length ?? 0).to.be.within(1, 3);
+    });
+
+    it('writes the files with their modes and labels the containers as Compose does', async () => {
+        const appDir = Path.join(server.context.config.apps.appsDir, 'shop');
+        expect(Fs.statSync(Path.join(appDir, 'secrets.env')).mode & 0o777).to.equal(0o600);
+        expect(Fs.readFileSync(Path.join(appDir, 'secrets.env'), 'utf8')).to.equal('GREETING=hello\n');
+        expect(Fs.statSync(Path.join(services.exports.NGINX_SITES_DIR, 'shop.conf')).mode & 0o777).to.equal(0o600);
+        const web = await engine.getContainer('shop-web-1').inspect();
+        expect(web.Config.Labels).to.include({
+            'com.docker.compose.project': 'shop',
+            'com.docker.compose.service': 'web',
+            'com.docker.compose.oneoff': 'False',
+        });
+        expect(web.Config.Labels['com.docker.compose.config-hash']).to.match(/^[0-9a-f]{64}$/);
+        expect(web.Config.Env).to.include('GREETING=hello');
+        expect(web.HostConfig.PortBindings?.['80/tcp']).to.equal([{ HostIp: '127.0.0.1', HostPort: String(webPort) }]);
+        // Debian's docker-compose finds the same project by its labels.
+        const ps = spawnSync('docker-compose', ['-p', 'shop', '-f', Path.join(appDir, 'compose.yaml'), 'ps', '-q'], {
+            encoding: 'utf8',
+            env: { ...process.env, GREETING: 'hello' },
+        });
+        expect(ps.status, ps.stderr).to.equal(0);
+        expect(ps.stdout.trim().split('\n').sort()).to.equal(Object.values(await containerIds('shop')).sort());
+    });
+
+    it('replays a run to a client that reconnects with Last-Event-ID, without duplicates', async () => {
+        const runs = await admin.get('/api/apps/shop/runs');
+        const [latest] = (runs.body as { runs: EndedRun[] }).runs;
+        const all = linesOf(await follow(latest?.id ?? 0));
+        const resumed = await follow(latest?.id ?? 0, { 'last-event-id': '3' });
+        expect(linesOf(resumed).map((line) => line.seq)).to.equal(all.slice(3).map((line) => line.seq));
+        expect(endOf(resumed).state).to.equal('succeeded');
+    });
+
+    it('re-deploys without recreating what has not changed', async () => {
+        const before = await containerIds('shop');
+        const { end, messages } = await run('post', '/api/apps/shop/deploy', {});
+        expect(end.state).to.equal('succeeded');
+        expect(await containerIds('shop')).to.equal(before);
+        expect(linesOf(messages).some((line) => line.text.includes('Kept shop-web-1'))).to.be.true();
+    });
+
+    it('stops, starts and restarts the app', async () => {
+        expect((await run('post', '/api/apps/shop/action', { action: 'stop' })).end.state).to.equal('succeeded');
+        expect((await engine.getContainer('shop-web-1').inspect()).State.Running).to.be.false();
+        expect(((await admin.get('/api/apps/shop')).body as { app: { state: string } }).app.state).to.equal('stopped');
+
+        expect((await run('post', '/api/apps/shop/action', { action: 'start' })).end.state).to.equal('succeeded');
+        expect((await engine.getContainer('shop-web-1').inspect()).State.Health?.Status).to.equal('healthy');
+
+        const startedBefore = (await engine.getContainer('shop-web-1').inspect()).State.StartedAt;
+        expect((await run('post', '/api/apps/shop/action', { action: 'restart' })).end.state).to.equal('succeeded');
+        expect((await engine.getContainer('shop-web-1').inspect()).State.StartedAt).to.not.equal(startedBefore);
+        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v1');
+    });
+
+    it('puts back a container an interrupted run left set aside', async () => {
+        const before = await containerIds('shop');
+        const web = engine.getContainer('shop-web-1');
+        await web.stop();
+        await web.rename({ name: 'shop-web-1-previous-interrupted1' });
+        const { end, messages } = await run('post', '/api/apps/shop/deploy', {});
+        expect(end.state).to.equal('succeeded');
+        expect(linesOf(messages).map((line) => line.text)).to.include('Put back shop-web-1, left set aside by an interrupted run');
+        expect(await containerIds('shop')).to.equal(before);
+        expect((await engine.getContainer('shop-web-1').inspect()).State.Running).to.be.true();
+    });
+
+    it('rolls a broken compose update back and leaves the previous version serving', async () => {
+        const before = await containerIds('shop');
+        const { end, messages } = await run('put', '/api/apps/shop/compose', { mode: 'text', text: composeFor('2', 'exit 1') });
+        expect(end.state).to.equal('rolled back');
+        expect(end.error).to.contain('shop-web-1 is unhealthy');
+        const rollback = linesOf(messages).filter((line) => line.step === 'rollback');
+        expect(rollback.map((line) => line.text).join('\n')).to.contain('put back shop-web-1');
+        expect(await containerIds('shop')).to.equal(before);
+        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v1');
+        const onDisk = Fs.readFileSync(Path.join(server.context.config.apps.appsDir, 'shop', 'compose.yaml'), 'utf8');
+        expect(onDisk).to.contain('shop:1');
+    });
+
+    it('applies a working compose update, recreating only the changed service', async () => {
+        const before = await containerIds('shop');
+        const { end } = await run('put', '/api/apps/shop/compose', { mode: 'text', text: composeFor('2') });
+        expect(end.state).to.equal('succeeded');
+        const after = await containerIds('shop');
+        expect(after.db).to.equal(before.db);
+        expect(after.web).to.not.equal(before.web);
+        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v2');
+    });
+
+    it('rolls back an nginx site that nginx refuses, keeping the previous site loaded', async () => {
+        const sitePath = Path.join(services.exports.NGINX_SITES_DIR, 'shop.conf');
+        const previous = Fs.readFileSync(sitePath, 'utf8');
+        const broken = previous.replace('client_max_body_size', 'no_such_directive');
+        const { end } = await run('put', '/api/apps/shop/nginx', { mode: 'text', text: broken });
+        expect(end.state).to.equal('rolled back');
+        expect(end.error).to.contain('no_such_directive');
+        expect(Fs.readFileSync(sitePath, 'utf8')).to.equal(previous);
+        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v2');
+    });
+
+    it('refuses lint risks without acceptRisks (422, nothing saved), a second run while one is in progress (409) and a wrong confirmation', async () => {
+        const risky = composeFor('2').replace('    restart: unless-stopped\n', '    restart: unless-stopped\n    privileged: true\n');
+        const refused = await admin.put('/api/apps/shop/compose', { mode: 'text', text: risky });
+        expect(refused.status).to.equal(422);
+        expect((refused.body as { error: string }).error).to.contain('acceptRisks');
+        expect(((await admin.get('/api/apps/shop')).body as { app: { draft: { compose: string } } }).app.draft.compose).to.not.contain(
+            'privileged',
+        );
+
+        const first = await admin.post('/api/apps/shop/action', { action: 'restart' });
+        expect(first.status).to.equal(202);
+        const second = await admin.post('/api/apps/shop/deploy', {});
+        expect(second.status).to.equal(409);
+        expect(endOf(await follow((first.body as { runId: number }).runId)).state).to.equal('succeeded');
+
+        const editor = await server.signInAs('editor');
+        expect((await editor.delete('/api/apps/shop', { confirm: 'shop' })).status).to.equal(403);
+        expect((await admin.delete('/api/apps/shop', { confirm: 'shopp' })).status).to.equal(422);
+        expect((await admin.post('/api/apps/shop/action', { action: 'explode' })).status).to.equal(422);
+        expect((await admin.put('/api/apps/shop/compose', { mode: 'model', text: composeFor('2') })).status).to.equal(422);
+        expect((await admin.put('/api/apps/shop/nginx', { mode: 'text', spec: {} })).status).to.equal(422);
+    });
+
+    it('deletes with no options: containers and site go, data, volume, image and certificate stay', async () => {
+        const certificateDir = Path.join(server.context.config.apps.certificatesDir, `shop.${BASE_DOMAIN}`);
+        const { end } = await run('delete', '/api/apps/shop', { confirm: 'shop' });
+        expect(end.state).to.equal('succeeded');
+        expect(await containerIds('shop')).to.equal({});
+        expect(Fs.existsSync(Path.join(services.exports.NGINX_SITES_DIR, 'shop.conf'))).to.be.false();
+        expect(Fs.existsSync(Path.join(server.context.config.apps.appsDir, 'shop', 'compose.yaml'))).to.be.true();
+        expect(Fs.existsSync(certificateDir)).to.be.true();
+        expect((await engine.getVolume('shop_data').inspect()).Name).to.equal('shop_data');
+        expect((await engine.getImage(`${registry}/gatehouse-test/shop:1`).inspect()).Id).to.exist();
+        expect((await admin.get('/api/apps/shop')).status).to.equal(404);
+        // Without removeDns the record stays.
+        expect(await addressesAt(bind.server, `shop.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
+    });
+
+    it('deletes with every option, archiving the data and never removing what was there before', async () => {
+        // A volume that exists before the app: the deploy uses it, the delete must keep it.
+        await engine.createVolume({ Name: 'blog_data' });
+        const deployed = await deployWithDataVolume('blog', 'blog', ['./uploads:/uploads']);
+        expect(await addressesAt(bind.server, `blog.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
+        const appDir = Path.join(server.context.config.apps.appsDir, 'blog');
+        Fs.writeFileSync(Path.join(appDir, 'uploads', 'photo.txt'), 'a photo\n');
+
+        const options = {
+            deleteData: true,
+            removeDns: true,
+            removeCert: true,
+            removeAccess: true,
+            removeVolumes: true,
+            removeImages: true,
+            forgetHistory: true,
+        };
+        const { end, messages, runId } = await run('delete', '/api/apps/blog', { confirm: 'blog', ...options });
+        expect(end.state, JSON.stringify(linesOf(messages))).to.equal('succeeded');
+        const texts = linesOf(messages)
+            .map((line) => line.text)
+            .join('\n');
+        expect(texts).to.contain('Kept volume blog_data');
+        expect((await engine.getVolume('blog_data').inspect()).Name).to.equal('blog_data');
+        await expect(engine.getImage(`${registry}/gatehouse-test/blog:1`).inspect()).to.reject();
+        expect(Fs.existsSync(appDir)).to.be.false();
+        expect(Fs.existsSync(Path.join(server.context.config.apps.certificatesDir, `blog.${BASE_DOMAIN}`))).to.be.false();
+        expect(await addressesAt(bind.server, `blog.${BASE_DOMAIN}`)).to.equal([]);
+        const archives = Fs.readdirSync(server.context.config.apps.archivesDir).filter((file) => file.startsWith('blog-'));
+        expect(archives).to.have.length(1);
+        const listing = spawnSync('tar', ['-tzf', Path.join(server.context.config.apps.archivesDir, archives[0] ?? '')], {
+            encoding: 'utf8',
+        });
+        expect(listing.stdout).to.contain('blog/uploads/photo.txt');
+        // History forgotten: only the delete run itself is left.
+        expect((await admin.get(`/api/runs/${deployed.runId}`)).status).to.equal(404);
+        expect((await admin.get(`/api/runs/${runId}`)).status).to.equal(200);
+    });
+    it('deletes what was there before the app too with includePreexisting', async () => {
+        await engine.createVolume({ Name: 'wiki_data' });
+        await deployWithDataVolume('wiki', 'shop');
+        docker('exec', 'wiki-web-1', 'sh', '-c', 'mkdir -p /data/pages && echo "the front page" > /data/pages/front.txt');
+
+        const { end, messages } = await run('delete', '/api/apps/wiki', { confirm: 'wiki', removeVolumes: true, includePreexisting: true });
+        expect(end.state).to.equal('succeeded');
+        expect(linesOf(messages).map((line) => line.text)).to.include('Removed volume wiki_data');
+        await expect(engine.getVolume('wiki_data').inspect()).to.reject();
+
+        // The volume's files were archived before it went, and the archive is readable by tar.
+        const { archivesDir } = server.context.config.apps;
+        const archives = Fs.readdirSync(archivesDir).filter((file) => file.startsWith('wiki-'));
+        expect(archives).to.have.length(1);
+        const [archiveName = ''] = archives;
+        expect(archiveName).to.endWith('-volume-wiki_data.tar.gz');
+        const archive = Path.join(archivesDir, archiveName);
+        expect(Fs.statSync(archive).mode & 0o777).to.equal(0o600);
+        const text = spawnSync('tar', ['-xzOf', archive, 'volume/pages/front.txt'], { encoding: 'utf8' });
+        expect(text.stdout).to.equal('the front page\n');
+        // Docker refuses to remove a volume a container still mounts: the reader went before the volume did.
+
+        // removeArchives takes the volume's archive too.
+        expect((await admin.post('/api/apps', { name: 'wiki', image: `${registry}/gatehouse-test/shop`, tag: '1' })).status).to.equal(201);
+        expect((await run('delete', '/api/apps/wiki', { confirm: 'wiki', removeArchives: true })).end.state).to.equal('succeeded');
+        expect(Fs.readdirSync(archivesDir).filter((file) => file.startsWith('wiki-'))).to.equal([]);
+    });
+
+    it('keeps a volume it cannot archive rather than lose its files', async () => {
+        const image = `${registry}/gatehouse-test/shop:1`;
+        await deployWithDataVolume('notes', 'shop');
+        // Untagged while its container runs: once the container goes, no image of the app is left to read the volume with.
+        const imageId = docker('image', 'inspect', '--format', '{{.Id}}', image);
+        docker('rmi', '-f', image);
+
+        const { end, messages } = await run('delete', '/api/apps/notes', { confirm: 'notes', removeVolumes: true });
+        expect(end.state).to.equal('succeeded');
+        expect(linesOf(messages).map((line) => line.text)).to.include(
+            'Kept volume notes_data: no image of the app is left to read it with, so it could not be archived (removeArchives removes it unarchived)',
+        );
+        expect((await engine.getVolume('notes_data').inspect()).Name).to.equal('notes_data');
+        await engine.getImage(imageId).remove({ force: true });
+    });
+});

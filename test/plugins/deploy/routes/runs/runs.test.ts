@@ -1,0 +1,159 @@
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { ConflictError } from '../../../../../lib/errors.ts';
+import { type DeployUser, deployUsers } from '../../../../../plugins/deploy/domain/accounts/user-service.ts';
+import { runs } from '../../../../../plugins/deploy/domain/runs/run-service.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { createTestServer } from '../../../../helpers/server.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
+import { readEvents } from '../../../../support/sse.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const STEPS = Path.join(ROOT_DIR, 'test', 'fixtures', 'jobs', 'run-steps.ts');
+
+describe('deploy manager: runs and their live logs', () => {
+    let server: DeployTestServer;
+    let viewer: Browser;
+
+    before(async () => {
+        server = await deployTestServer();
+        viewer = await server.signInAs('viewer');
+        const created = await server.admin.post('/api/apps', { name: 'runner', image: 'nginx', tag: '1.27' });
+        expect(created.status).to.equal(201);
+    });
+
+    after(async () => {
+        await server.context.cleanup();
+    });
+
+    const actor = async (): Promise<DeployUser> => {
+        const [first] = await deployUsers(server.context.server).list();
+        if (!first) {
+            throw new Error('no user');
+        }
+
+        return first;
+    };
+
+    it('streams every line live, in order, then an end event carrying the run', async () => {
+        const runId = await runs(server.context.server).start({
+            app: 'runner',
+            kind: 'test',
+            actor: await actor(),
+            script: STEPS,
+            data: { steps: 5, delayMs: 60 },
+        });
+        const messages = await readEvents(viewer, `/api/runs/${runId}/events`);
+        const lines = messages.filter((message) => message.event === 'event');
+        expect(lines.map((message) => Number(message.id))).to.equal([1, 2, 3, 4, 5]);
+        expect(JSON.parse(lines[0]?.data ?? '{}')).to.equal({ step: 'step-1', level: 'info', text: 'line 1 of 5', seq: 1 });
+        const end = messages.at(-1);
+        expect(end?.event).to.equal('end');
+        expect(JSON.parse(end?.data ?? '{}')).to.include({ id: runId, app: 'runner', state: 'succeeded' });
+    });
+
+    it('refuses a second run of the same app while one is in progress (409)', async () => {
+        const service = runs(server.context.server);
+        const runId = await service.start({
+            app: 'runner',
+            kind: 'test',
+            actor: await actor(),
+            script: STEPS,
+            data: { steps: 3, delayMs: 100 },
+        });
+        await expect(
+            service.start({ app: 'runner', kind: 'test', actor: await actor(), script: STEPS, data: { steps: 1, delayMs: 1 } }),
+        ).to.reject(ConflictError);
+        const messages = await readEvents(viewer, `/api/apps/runner/runs/${runId}/events`);
+        expect(messages.at(-1)?.event).to.equal('end');
+    });
+
+    it('starts exactly one of many concurrent runs of an app; the others get 409, and the app is free once it ends', async () => {
+        const service = runs(server.context.server);
+        const user = await actor();
+        const start = () => service.start({ app: 'racer', kind: 'race', actor: user, script: STEPS, data: { steps: 2, delayMs: 50 } });
+        const outcomes = await Promise.allSettled(Array.from({ length: 8 }, start));
+        const started = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+        const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+        expect(started.length).to.equal(1);
+        expect(refused.map((outcome) => (outcome.reason as Error).constructor)).to.equal(Array(7).fill(ConflictError));
+        expect((await service.list('racer')).map((run) => run.state)).to.equal(['running']);
+
+        const runId = (started[0] as PromiseFulfilledResult<number>).value;
+        expect((await readEvents(viewer, `/api/runs/${runId}/events`)).at(-1)?.event).to.equal('end');
+        const next = await start();
+        expect((await readEvents(viewer, `/api/runs/${next}/events`)).at(-1)?.event).to.equal('end');
+        expect((await service.get(next)).state).to.equal('succeeded');
+    });
+
+    it('gives a late subscriber everything, and a reconnecting one only what it missed', async () => {
+        const runId = await runs(server.context.server).start({
+            app: 'runner',
+            kind: 'test',
+            actor: await actor(),
+            script: STEPS,
+            data: { steps: 4, delayMs: 10, outcome: 'failed' },
+        });
+        const first = await readEvents(viewer, `/api/runs/${runId}/events`);
+        expect(first.filter((message) => message.event === 'event').length).to.equal(4);
+        const late = await readEvents(viewer, `/api/apps/runner/runs/${runId}/events`);
+        expect(late.map((message) => message.event)).to.equal(['event', 'event', 'event', 'event', 'end']);
+        expect(JSON.parse(late.at(-1)?.data ?? '{}')).to.include({ state: 'failed', error: 'failed on purpose' });
+        const resumed = await readEvents(viewer, `/api/runs/${runId}/events`, { 'last-event-id': '2' });
+        expect(resumed.filter((message) => message.event === 'event').map((message) => Number(message.id))).to.equal([3, 4]);
+        const byQuery = await readEvents(viewer, `/api/runs/${runId}/events?lastEventId=4`);
+        expect(byQuery.map((message) => message.event)).to.equal(['end']);
+    });
+
+    it("lists an app's runs and shows one with its lines; 404 for another app's run, 401 without a session", async () => {
+        const list = await viewer.get('/api/apps/runner/runs');
+        const listed = (list.body as { runs: Array<{ id: number; state: string }> }).runs;
+        expect(listed.length).to.equal(3);
+        const one = await viewer.get(`/api/apps/runner/runs/${listed[0]?.id}`);
+        expect((one.body as { events: unknown[] }).events.length).to.equal(4);
+        expect((await viewer.get(`/api/apps/other/runs/${listed[0]?.id}`)).status).to.equal(404);
+        expect((await viewer.get('/api/runs/999999')).status).to.equal(404);
+        expect((await fetch(`${server.baseUrl}/api/runs/${listed[0]?.id}/events`)).status).to.equal(401);
+    });
+
+    it("audits each run's start and end", async () => {
+        const audit = await server.admin.get('/api/admin/audit?action=runs.test&limit=50');
+        expect((audit.body as { total: number }).total).to.equal(3);
+        const ends = await server.admin.get('/api/admin/audit?action=runs.test.end&limit=50');
+        expect((ends.body as { entries: Array<{ outcome: string }> }).entries.map((entry) => entry.outcome).sort()).to.equal([
+            'failure',
+            'success',
+            'success',
+        ]);
+    });
+
+    it('marks runs a stopped server left in progress as interrupted, with an event, and frees the app', async () => {
+        const knex = server.context.database.knex;
+        const [id] = await knex('dp_runs').insert({ app_name: 'runner', kind: 'test', state: 'running', started_at: Date.now() });
+        const restarted = await createTestServer({}, { dataDir: server.context.dataDir, database: server.context.database });
+        try {
+            const run = await runs(restarted.server).get(Number(id));
+            expect(run.state).to.equal('interrupted');
+            const events = await runs(restarted.server).eventsAfter(Number(id), 0);
+            expect(events.at(-1)?.text).to.contain('interrupted');
+            const next = await runs(restarted.server).start({
+                app: 'runner',
+                kind: 'after-restart',
+                actor: await actor(),
+                script: STEPS,
+                data: { steps: 1, delayMs: 1 },
+            });
+            await waitUntil('the run after the restart ended', async () => (await runs(restarted.server).get(next)).state !== 'running');
+        } finally {
+            await restarted.server.stop();
+        }
+    });
+});
