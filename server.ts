@@ -45,7 +45,6 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     });
     server.app.config = config;
     server.app.sealer = new Sealer(loadMasterKey(config.dataDir, config.masterKey));
-    server.app.services = {} as typeof server.app.services;
 
     if (options.logging ?? true) {
         await server.register(loggingPlugin(config.logLevel));

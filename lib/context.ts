@@ -3,13 +3,8 @@ import type { Knex } from 'knex';
 import type { Config } from './config.ts';
 import type { Sealer } from './crypto.ts';
 
-/** Services by name; each path group adds its own through declaration merging in its services.ts. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
-export interface Services {}
-
 /** What every plugin may read from `server.app`. */
 export interface AppState {
-    services: Services;
     config: Config;
     knex: Knex;
     sealer: Sealer;

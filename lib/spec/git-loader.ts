@@ -6,7 +6,7 @@ import type { Lifecycle, Plugin, RouteOptionsValidate, Server, ServerRoute } fro
 import Joi from 'joi';
 
 import { validationFailAction } from '../errors.ts';
-import { loadRouteHandlers, setUpDomain } from './handlers.ts';
+import { loadHandlers, setUpDomain } from './handlers.ts';
 import { canonicaliseKeys, type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export interface SwaggerParameter extends Omit<JsonSchema, 'required'> {
@@ -175,7 +175,7 @@ export async function registerGitApi(server: Server, { swaggerFile, handlersRoot
 
     const missing: string[] = [];
     for (const [tag, operations] of byTag) {
-        const handlers = await loadRouteHandlers(
+        const handlers = await loadHandlers(
             Path.join(handlersRoot, tag),
             operations.map((operation) => operation.operationId),
         );

@@ -18,22 +18,11 @@ function moduleFiles(folder: string): string[] {
         .map((file) => Path.join(folder, file));
 }
 
-/** `<folder>/<base>.ts` and every file in `<folder>/<base>/`: one file per resource, as Gitea's routers are. */
-function groupFiles(folder: string, base: 'handlers' | 'services'): string[] {
-    const single = Path.join(folder, `${base}.ts`);
-    return [...(Fs.existsSync(single) ? [single] : []), ...moduleFiles(Path.join(folder, base))];
-}
-
 /**
- * Finds a path group's handlers by name: the named function exports of its handler files.
+ * Finds a route folder's handlers by name: the named function exports of its files (`routes/<group>/<resource>.ts`).
  * An export that no operation names, or one exported twice, is a developer mistake and stops start-up.
  */
 export async function loadHandlers(folder: string, operationNames: Iterable<string>): Promise<HandlerTable> {
-    return await handlersIn(groupFiles(folder, 'handlers'), operationNames);
-}
-
-/** The same, for a route folder that holds nothing but handler files (`routes/<tag>/<resource>.ts`). */
-export async function loadRouteHandlers(folder: string, operationNames: Iterable<string>): Promise<HandlerTable> {
     return await handlersIn(moduleFiles(folder), operationNames);
 }
 
@@ -81,21 +70,6 @@ export async function setUpDomain(domainRoot: string, server: Server): Promise<v
             continue;
         }
 
-        const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
-        if (typeof module.default !== 'function') {
-            throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);
-        }
-
-        await module.default(server);
-    }
-}
-
-/**
- * A path group's folder may hold `services.ts` or `services/*.ts`, whose default exports set the group up
- * (services, scheduled jobs) before its routes are registered.
- */
-export async function setUpServices(folder: string, server: Server): Promise<void> {
-    for (const file of groupFiles(folder, 'services')) {
         const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
         if (typeof module.default !== 'function') {
             throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);

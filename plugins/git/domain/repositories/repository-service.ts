@@ -12,6 +12,7 @@ import { repositoryNameProblem } from '../identity/names.ts';
 import { onUserRename, registerOwnedThings, type UserRow } from '../identity/user-service.ts';
 import { repositoryEvents } from '../webhooks/repository-events.ts';
 import { DEFAULT_BRANCH, type InitialFile, initBareRepository, isValidBranchName, type Signature, writeInitialCommit } from './git.ts';
+import { templates } from '../templates/templates-service.ts';
 
 const README_TEMPLATES = ['Default'];
 const MAX_DESCRIPTION_LENGTH = 2048;
@@ -292,17 +293,17 @@ export class RepositoryService {
     }
 
     #templateText(kind: 'gitignore' | 'license' | 'label', name: string): string {
-        const templates = this.#server.app.services.templates;
+        const bundled = templates(this.#server);
         try {
             if (kind === 'gitignore') {
-                return templates.gitignore(name).source;
+                return bundled.gitignore(name).source;
             }
 
             if (kind === 'license') {
-                return templates.license(name).body;
+                return bundled.license(name).body;
             }
 
-            templates.labelSet(name);
+            bundled.labelSet(name);
             return '';
         } catch (error) {
             if (error instanceof NotFoundError) {

@@ -5,6 +5,8 @@ import Path from 'node:path';
 import YAML from 'yaml';
 
 import { NotFoundError } from '../../../../lib/errors.ts';
+import { fileURLToPath } from 'node:url';
+import { defineService } from '../../../../lib/services.ts';
 
 export interface LabelTemplate {
     name: string;
@@ -209,3 +211,15 @@ function normaliseColor(color: string): string {
 
     return hex;
 }
+
+const ASSETS_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'assets');
+
+/** The ignore-file, label and licence templates: the bundled ones, and an administrator's own under the data folder. */
+export const templates = defineService(
+    'templates',
+    (server) =>
+        new TemplatesService(
+            { assetsDir: ASSETS_DIR, customDir: Path.join(server.app.config.dataDir, 'custom', 'options') },
+            server.app.config.publicUrl,
+        ),
+);

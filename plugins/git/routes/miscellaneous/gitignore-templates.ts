@@ -1,6 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-export const listGitignoresTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.gitignoreNames();
+import { templates } from '../../domain/templates/templates-service.ts';
 
-export const getGitignoreTemplateInfo: Lifecycle.Method = (request) =>
-    request.server.app.services.templates.gitignore(request.params.name as string);
+export const listGitignoresTemplates: Lifecycle.Method = (request) => templates(request.server).gitignoreNames();
+
+export const getGitignoreTemplateInfo: Lifecycle.Method = (request) => templates(request.server).gitignore(request.params.name as string);

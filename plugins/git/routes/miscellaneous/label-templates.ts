@@ -1,6 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-export const listLabelTemplates: Lifecycle.Method = (request) => request.server.app.services.templates.labelSetNames();
+import { templates } from '../../domain/templates/templates-service.ts';
 
-export const getLabelTemplateInfo: Lifecycle.Method = (request) =>
-    request.server.app.services.templates.labelSet(request.params.name as string);
+export const listLabelTemplates: Lifecycle.Method = (request) => templates(request.server).labelSetNames();
+
+export const getLabelTemplateInfo: Lifecycle.Method = (request) => templates(request.server).labelSet(request.params.name as string);
