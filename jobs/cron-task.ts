@@ -1,8 +1,11 @@
-/** One Gitea cron task, run by Bree on its schedule or at an administrator's request; see plugins/git/domain/cron. */
-import { type CronRequest, executeCronTask } from '../plugins/git/domain/cron/lease.ts';
+/** Gitea cron tasks, run by Bree on their schedule, at an administrator's request or at start; see plugins/git/domain/cron. */
+import { type CronJobData, executeCronTask } from '../plugins/git/domain/cron/lease.ts';
 import { done, jobData, post, withDatabase } from '../lib/worker.ts';
 
-const data = jobData<CronRequest>();
-const outcome = await withDatabase(async (knex) => await executeCronTask(knex, data.config, data));
-post(outcome);
+const data = jobData<CronJobData>();
+await withDatabase(async (knex) => {
+    for (const request of data.requests) {
+        post(await executeCronTask(knex, data.config, request));
+    }
+});
 done();

@@ -134,6 +134,11 @@ export function deployValidationMessage(error: Joi.ValidationError): string {
 
 /** Used as `failAction` by generated routes: a bad request is a 422 naming the field, never a 500. */
 export const validationFailAction: Lifecycle.Method = (request: Request, _h: ResponseToolkit, error?: Error) => {
+    // A validator that refuses in the service's own words (Gitea's binder) keeps them.
+    if (error instanceof ServiceError) {
+        throw error;
+    }
+
     const joiError = error as (Joi.ValidationError & { isJoi?: boolean }) | undefined;
     if (!joiError?.details) {
         throw Boom.badRequest('Invalid request');

@@ -12,6 +12,7 @@ vendored inputs; the output is committed, and it is what the server reads.
 """
 import json
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -238,6 +239,125 @@ def add_limits(paths, definitions):
                     parameter.update(PATH_PARAMETER_LIMITS[parameter["name"]])
 
 
+# The Go structs behind the request bodies (modules/structs), their fields in declaration order. Gitea's binder
+# (gitea.com/go-chi/binding) checks the fields in this order and reports the first failure by the field's Go name
+# (`[NewName]: Required`); it reads a form body (urlencoded or multipart) by the field's `form` tag, or else by the Go
+# name in snake_case (util.ToSnakeCase: `NewName` is `new_name`, `UserName` is `user_name`). No struct here has a
+# `form` tag. The build orders each definition's properties this way, names every property's Go field
+# (`x-go-name`, which Gitea's document leaves out where it equals the JSON name or the field is a reference), and
+# gives every field a form can fill its form name (`x-gatehouse-form`): maps, structs and times it cannot.
+BODY_STRUCTS = {
+    "CreateHookOption": ["Type", "Config", "Events", "BranchFilter", "AuthorizationHeader", "Active", "Name"],
+    "CreateIssueCommentOption": ["Body"],
+    "CreateIssueOption": [
+        "Title", "Body", "Ref", "Assignee", "Assignees", "Deadline", "Milestone", "Labels", "Projects", "Closed",
+    ],
+    "CreateKeyOption": ["Title", "Key", "ReadOnly"],
+    "CreateOrUpdateSecretOption": ["Data", "Description"],
+    "CreateOrgOption": [
+        "UserName", "FullName", "Email", "Description", "Website", "Location", "Visibility", "RepoAdminChangeTeamAccess",
+    ],
+    "CreateRepoOption": [
+        "Name", "Description", "Private", "IssueLabels", "AutoInit", "Template", "Gitignores", "License", "Readme",
+        "DefaultBranch", "TrustModel", "ObjectFormatName",
+    ],
+    "CreateUserOption": [
+        "SourceID", "LoginName", "Username", "FullName", "Email", "Password", "MustChangePassword", "SendNotify",
+        "Restricted", "Visibility", "Created",
+    ],
+    "EditActionRunnerOption": ["Disabled"],
+    "EditHookOption": ["Config", "Events", "BranchFilter", "AuthorizationHeader", "Active", "Name"],
+    "EditIssueOption": [
+        "Title", "Body", "Ref", "Assignee", "Assignees", "Milestone", "Projects", "State", "Deadline", "RemoveDeadline",
+        "ContentVersion",
+    ],
+    "EditOrgOption": ["FullName", "Email", "Description", "Website", "Location", "Visibility", "RepoAdminChangeTeamAccess"],
+    "EditUserOption": [
+        "SourceID", "LoginName", "Email", "FullName", "Password", "MustChangePassword", "Website", "Location",
+        "Description", "Active", "Admin", "AllowGitHook", "AllowImportLocal", "MaxRepoCreation", "ProhibitLogin",
+        "AllowCreateOrganization", "Restricted", "Visibility",
+    ],
+    "MarkdownOption": ["Text", "Mode", "Context", "Wiki"],
+    "MarkupOption": ["Text", "Mode", "Context", "Wiki", "FilePath"],
+    "RenameUserOption": ["NewName"],
+    "UserBadgeOption": ["BadgeSlugs"],
+}
+FORM_SCALARS = {"string", "integer", "boolean"}
+# The Go types the JSON decoder names in its errors (`json: cannot unmarshal number into Go struct field
+# CreateOrgOption.visibility of type structs.VisibilityString`) where the document's type does not tell them: named
+# types, and `int` (the document says int64 of every integer). Written as `x-go-type`.
+GO_TYPES = {
+    ("CreateOrgOption", "Visibility"): "structs.VisibilityString",
+    ("CreateRepoOption", "ObjectFormatName"): "structs.ObjectFormatName",
+    ("CreateUserOption", "Visibility"): "structs.VisibilityString",
+    ("EditIssueOption", "ContentVersion"): "int",
+    ("EditOrgOption", "Visibility"): "structs.VisibilityString",
+    ("EditUserOption", "MaxRepoCreation"): "int",
+    ("EditUserOption", "Visibility"): "structs.VisibilityString",
+}
+
+# Enums Gitea's document lists but its binder does not check (no `In(...)` rule): the handler answers for them.
+UNCHECKED_ENUMS = {"CreateHookOption": ["type"]}
+# Fields Gitea's document marks required that its binder does not require (no `Required` rule): left optional here.
+UNCHECKED_REQUIRED = {"EditUserOption": ["source_id"]}
+
+
+def to_snake_case(name):
+    """Gitea's util.ToSnakeCase for Go identifiers: `SourceID` is `source_id`, `HTTPServer` is `http_server`."""
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z0-9]|$)|[A-Z]?[a-z0-9]+|[A-Z]+", name)
+    return "_".join(word.lower() for word in words)
+
+
+def form_bindable(prop, definitions):
+    """Whether Gitea's form binder can fill the field: a scalar, or a list of scalars; never a map, struct or time."""
+    if "$ref" in prop:
+        return False
+    if prop.get("type") == "array":
+        return form_bindable(prop.get("items", {}), definitions)
+    return prop.get("type") in FORM_SCALARS and prop.get("format") != "date-time"
+
+
+def add_go_fields(definitions):
+    for name, go_fields in BODY_STRUCTS.items():
+        schema = definitions[name]
+        properties = schema.get("properties", {})
+        ordered = {}
+        for go_name in go_fields:
+            matches = [key for key, prop in properties.items() if prop.get("x-go-name", key).lower() == go_name.lower()]
+            if len(matches) != 1:
+                sys.exit(f"{name}.{go_name}: no single property of Gitea's document matches this Go field")
+            prop = ordered[matches[0]] = properties[matches[0]]
+            prop["x-go-name"] = go_name
+            if (name, go_name) in GO_TYPES:
+                prop["x-go-type"] = GO_TYPES[(name, go_name)]
+            if form_bindable(prop, definitions):
+                prop["x-gatehouse-form"] = to_snake_case(go_name)
+        if set(ordered) != set(properties):
+            sys.exit(f"{name}: properties {sorted(set(properties) - set(ordered))} have no Go field in BODY_STRUCTS")
+        schema["properties"] = ordered
+    for name, fields in UNCHECKED_ENUMS.items():
+        for field in fields:
+            definitions[name]["properties"][field]["x-gatehouse-unchecked-enum"] = True
+    for name, fields in UNCHECKED_REQUIRED.items():
+        definitions[name]["required"] = [field for field in definitions[name]["required"] if field not in fields]
+
+
+# Query parameters Gitea's handlers read themselves (ctx.FormString and friends), leniently or with their own
+# messages: page and limit (a bad one is the default), sort and order (utils.ResolveSortOrder's `Invalid sort mode:
+# "x"`), the RFC 3339 times (Go's time.Parse error), the hook list's
+# type (anything unknown lists system hooks) and the notification subject types (unknown ones are dropped). The
+# route leaves them unchecked (`x-gatehouse-handler-parsed`) and the handler parses them as Gitea does.
+HANDLER_PARSED_QUERY = {"page", "limit", "sort", "order", "since", "before", "last_read_at"}
+HANDLER_PARSED_OPERATION_QUERY = {"adminListHooks": {"type"}, "notifyGetList": {"subject-type"}}
+
+
+def mark_handler_parsed(operation):
+    parsed = HANDLER_PARSED_QUERY | HANDLER_PARSED_OPERATION_QUERY.get(operation["operationId"], set())
+    for parameter in operation.get("parameters", []):
+        if parameter["in"] == "query" and parameter["name"] in parsed:
+            parameter["x-gatehouse-handler-parsed"] = True
+
+
 def strip_text(node):
     """Drops every description (Gitea's prose) and Go package notes, keeping names and types."""
     if isinstance(node, dict):
@@ -330,6 +450,7 @@ def main():
         for operation in path_item.values():
             operation["summary"] = SUMMARIES[operation["operationId"]]
             operation["x-gatehouse-access"] = access(operation["operationId"], operation["tags"][0])
+            mark_handler_parsed(operation)
             for parameter in operation.get("parameters", []):
                 if parameter["name"] in PARAMETER_TEXT:
                     parameter["description"] = PARAMETER_TEXT[parameter["name"]]
@@ -350,11 +471,13 @@ def main():
             "x-gatehouse-access": access("adminListPackages", "admin"),
         }
     }
+    mark_handler_parsed(paths["/admin/packages"]["get"])
 
     for name in EXTRA_DEFINITIONS:
         definitions[name] = strip_text(full["definitions"][name])
 
     add_limits(paths, definitions)
+    add_go_fields(definitions)
     check_path_access(paths)
     responses["PackageList"] = {"schema": {"type": "array", "items": {"$ref": "#/definitions/Package"}}}
     for name, response in responses.items():

@@ -2,12 +2,13 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Boom from '@hapi/boom';
-import type { Lifecycle, Plugin, RouteOptionsValidate, Server, ServerRoute } from '@hapi/hapi';
+import type { Lifecycle, Plugin, RouteOptions, RouteOptionsValidate, Server, ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
 
 import { validationFailAction } from '../errors.ts';
+import { GiteaBinder } from './gitea-binding.ts';
 import { loadHandlers, setUpDomain } from './handlers.ts';
-import { canonicaliseKeys, type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
+import { type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export interface SwaggerParameter extends Omit<JsonSchema, 'required'> {
     name: string;
@@ -15,6 +16,8 @@ export interface SwaggerParameter extends Omit<JsonSchema, 'required'> {
     required?: boolean;
     schema?: JsonSchema;
     collectionFormat?: 'csv' | 'multi';
+    /** Our own: Gitea's handler reads this query parameter itself (leniently, or with its own message). */
+    'x-gatehouse-handler-parsed'?: boolean;
 }
 
 export interface SwaggerOperation {
@@ -68,9 +71,6 @@ export function gitOperations(document: SwaggerDocument): GitOperation[] {
     return operations;
 }
 
-/** Paging is lenient in Gitea (a bad page is page 1), so the paging helper parses these, not joi. */
-const LENIENT_QUERY = new Set(['page', 'limit']);
-
 function parameterSchema(parameter: SwaggerParameter, converter: SchemaConverter): Joi.Schema {
     const { required: _required, ...typed } = parameter;
     let joi = converter.toJoi(parameter.schema ?? typed).label(parameter.name);
@@ -82,7 +82,7 @@ function parameterSchema(parameter: SwaggerParameter, converter: SchemaConverter
 }
 
 /** Builds hapi's validate options (path, query, headers, body) from an operation's parameters. */
-export function buildValidation(operation: SwaggerOperation, converter: SchemaConverter): RouteOptionsValidate {
+export function buildValidation(operation: SwaggerOperation & { method?: string }, converter: SchemaConverter): RouteOptionsValidate {
     const groups: Record<'path' | 'query' | 'header', Record<string, Joi.Schema>> = { path: {}, query: {}, header: {} };
     let body: SwaggerParameter | undefined;
     for (const parameter of operation.parameters ?? []) {
@@ -95,7 +95,7 @@ export function buildValidation(operation: SwaggerOperation, converter: SchemaCo
             continue;
         }
 
-        const schema = parameter.in === 'query' && LENIENT_QUERY.has(parameter.name) ? Joi.any() : parameterSchema(parameter, converter);
+        const schema = parameter['x-gatehouse-handler-parsed'] ? Joi.any() : parameterSchema(parameter, converter);
         groups[parameter.in][parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name] = schema;
     }
 
@@ -114,34 +114,43 @@ export function buildValidation(operation: SwaggerOperation, converter: SchemaCo
     }
 
     if (body) {
-        validate.payload = bodyValidator(body, converter, operation.consumes ?? []);
+        validate.payload = isTextBody(operation, body, converter)
+            ? textValidator(body, converter)
+            : boundValidator(operation, body, converter);
     }
 
     return validate;
 }
 
-function bodyValidator(body: SwaggerParameter, converter: SchemaConverter, consumes: string[]) {
-    const bodySchema = body.schema ?? { type: 'object' };
-    const resolved = converter.resolve(bodySchema);
-    const joi = converter.toJoi(bodySchema);
-    const isText = consumes.includes('text/plain') || resolved.type === 'string';
+/** A raw body (`/markdown/raw`), which Gitea reads as it comes, whatever its type. */
+function isTextBody(operation: SwaggerOperation, body: SwaggerParameter, converter: SchemaConverter): boolean {
+    return (operation.consumes ?? []).includes('text/plain') || converter.resolve(body.schema ?? {}).type === 'string';
+}
+
+function textValidator(body: SwaggerParameter, converter: SchemaConverter) {
+    const joi = converter.toJoi(body.schema ?? { type: 'string' });
     return async (value: unknown) => {
-        let input: unknown;
-        if (isText) {
-            input = Buffer.isBuffer(value) ? value.toString('utf8') : (value ?? '');
-        } else if (value === null || value === undefined) {
-            // Go binds an empty body to the zero value, so the first required field is what fails.
-            input = resolved.type === 'array' ? [] : {};
-        } else {
-            input = canonicaliseKeys(value, bodySchema, converter);
-        }
+        const input = Buffer.isBuffer(value) ? value.toString('utf8') : (value ?? '');
+        return await joi.validateAsync(input, { abortEarly: true, convert: true });
+    };
+}
 
-        const { value: validated, error } = joi.validate(input, { abortEarly: true, convert: true });
-        if (error) {
-            throw error;
-        }
-
-        return validated;
+/** An option struct's body, bound as Gitea binds it (JSON or form, by Content-Type), then checked by its rules. */
+function boundValidator(operation: SwaggerOperation & { method?: string }, body: SwaggerParameter, converter: SchemaConverter) {
+    const bodySchema = body.schema ?? { type: 'object' };
+    const binder = new GiteaBinder(bodySchema, converter);
+    const joi = converter.toJoi(bodySchema);
+    const method = (operation.method ?? 'POST').toUpperCase();
+    return async (value: unknown, options: Joi.ValidationOptions) => {
+        // hapi hands a validator the request's other parts as `context`.
+        const request = (options.context ?? {}) as { headers?: Record<string, string>; query?: Record<string, unknown> };
+        const input = await binder.bind({
+            method,
+            contentType: request.headers?.['content-type'],
+            body: Buffer.isBuffer(value) ? value : null,
+            query: request.query ?? {},
+        });
+        return await joi.validateAsync(input, { abortEarly: true, convert: true });
     };
 }
 
@@ -167,6 +176,7 @@ export async function registerGitApi(server: Server, { swaggerFile, handlersRoot
     }
 
     const document = readSwagger(swaggerFile);
+    normalisePaths(server, document.basePath);
     const converter = new SchemaConverter(document.definitions);
     const byTag = new Map<string, GitOperation[]>();
     for (const operation of gitOperations(document)) {
@@ -198,6 +208,26 @@ export async function registerGitApi(server: Server, { swaggerFile, handlersRoot
     return missing.sort();
 }
 
+/**
+ * Gitea's router reads a path without its trailing slashes and with repeated slashes made one
+ * (`/api/v1/licenses/` is `/api/v1/licenses`), so a known path with a method it does not serve answers 405.
+ */
+function normalisePaths(server: Server, basePath: string): void {
+    server.ext('onRequest', (request, h) => {
+        const path = request.path;
+        if (!path.endsWith('/') && !path.includes('//')) {
+            return h.continue;
+        }
+
+        const normalised = path.replace(/\/{2,}/g, '/').replace(/(.)\/+$/, '$1');
+        if (normalised === basePath || normalised.startsWith(`${basePath}/`)) {
+            request.setUrl(`${normalised}${request.url.search}`);
+        }
+
+        return h.continue;
+    });
+}
+
 function routeFor(
     document: SwaggerDocument,
     operation: GitOperation,
@@ -205,7 +235,6 @@ function routeFor(
     handler: Lifecycle.Method,
     auth: GitAuthOptions | undefined,
 ): ServerRoute {
-    const acceptsText = operation.consumes?.includes('text/plain') ?? false;
     return {
         method: operation.method as ServerRoute['method'],
         path: `${document.basePath}${operation.path}`,
@@ -214,8 +243,7 @@ function routeFor(
             description: operation.summary,
             tags: ['api', 'git', operation.tag],
             validate: buildValidation(operation, converter),
-            // A raw body is read whatever its declared type, as Gitea reads it.
-            payload: acceptsText ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
+            payload: payloadOptions(operation, converter),
             plugins: { gatehouse: { operation } },
             auth: auth ? { strategy: auth.strategy, mode: 'optional' } : false,
             ext: auth ? { onPostAuth: { method: auth.accessCheck(operation['x-gatehouse-access']) } } : undefined,
@@ -224,6 +252,25 @@ function routeFor(
             handler,
         },
     };
+}
+
+/**
+ * How a route reads its body. A raw body (`/markdown/raw`) is read whatever its declared type, as Gitea reads it.
+ * An option struct's body comes unparsed to its validator, which binds it as Gitea does: the Content-Type decides,
+ * not hapi (`override` keeps hapi from refusing a type, or a malformed header, itself). A body sent to an operation
+ * that takes none is read and ignored, whatever it holds.
+ */
+function payloadOptions(operation: GitOperation, converter: SchemaConverter): RouteOptions['payload'] {
+    if (operation.method === 'GET' || operation.method === 'HEAD') {
+        return undefined;
+    }
+
+    const body = operation.parameters?.find((parameter) => parameter.in === 'body');
+    if (body && isTextBody(operation, body, converter)) {
+        return { allow: ['text/plain', 'application/octet-stream'] };
+    }
+
+    return { parse: body ? 'gunzip' : false, output: 'data', override: 'application/octet-stream' };
 }
 
 function notImplemented(operationId: string): Lifecycle.Method {

@@ -19,7 +19,14 @@ export interface JsonSchema {
     maxItems?: number;
     pattern?: string;
     default?: unknown;
+    /** The Go field's name, by which Gitea names the field in errors. */
     'x-go-name'?: string;
+    /** The Go type's name where the JSON type does not tell it (`structs.VisibilityString`), for Go's decoding errors. */
+    'x-go-type'?: string;
+    /** Our own: the name Gitea's form binder reads the field by; a field without one cannot come from a form. */
+    'x-gatehouse-form'?: string;
+    /** Our own: the enum documents the values, the handler checks them (Gitea's binder does not). */
+    'x-gatehouse-unchecked-enum'?: boolean;
 }
 
 export type Definitions = Record<string, JsonSchema>;
@@ -123,7 +130,7 @@ export class SchemaConverter {
     }
 
     #string(schema: JsonSchema): Joi.Schema {
-        if (schema.enum) {
+        if (schema.enum && !schema['x-gatehouse-unchecked-enum']) {
             return Joi.string().valid(...(schema.enum as string[]));
         }
 
@@ -173,40 +180,4 @@ export class SchemaConverter {
 
         return joi;
     }
-}
-
-/**
- * Go matches JSON keys to struct fields without regard to case (`text` fills `Text`); this renames
- * an incoming object's keys to the schema's spelling, recursively, so validation and handlers see one.
- */
-export function canonicaliseKeys(value: unknown, schema: JsonSchema, converter: SchemaConverter): unknown {
-    const resolved = converter.resolve(schema);
-    if (Array.isArray(value) && resolved.items) {
-        return value.map((item) => canonicaliseKeys(item, resolved.items as JsonSchema, converter));
-    }
-
-    // A map (Go's map[string]string) matches its keys exactly; its declared properties only bound their values.
-    const isMap = typeof resolved.additionalProperties === 'object';
-    if (!value || typeof value !== 'object' || Array.isArray(value) || !resolved.properties || isMap) {
-        return value;
-    }
-
-    const byLowerName = new Map(Object.keys(resolved.properties).map((name) => [name.toLowerCase(), name]));
-    const result: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-        const name = byLowerName.get(key.toLowerCase());
-        if (name === undefined) {
-            result[key] = item;
-            continue;
-        }
-
-        // An exact match wins over a case-insensitive one, as in encoding/json.
-        if (name in result && key !== name) {
-            continue;
-        }
-
-        result[name] = canonicaliseKeys(item, resolved.properties[name] as JsonSchema, converter);
-    }
-
-    return result;
 }

@@ -86,10 +86,12 @@ describe('the git API loader', () => {
     });
 
     describe('request validation built from the spec', () => {
-        it('refuses a body field of the wrong type with 422 naming the field', async () => {
+        it("refuses a body field of the wrong type with 422 in Go's JSON decoder's words", async () => {
             const response = await context.server.inject({ method: 'POST', url: '/api/v1/markdown', headers, payload: { Text: 5 } });
             expect(response.statusCode).to.equal(422);
-            expect((response.result as { message: string }).message).to.startWith('[Text]: ');
+            expect((response.result as { message: string }).message).to.equal(
+                '[]: json: cannot unmarshal number into Go struct field MarkdownOption.Text of type string',
+            );
             expect((response.result as { url: string }).url).to.equal(SWAGGER_URL);
         });
 
@@ -114,10 +116,10 @@ describe('the git API loader', () => {
             expect((long.result as { message: string }).message).to.equal('[url]: MaxSize');
         });
 
-        it('refuses a value outside an enum, even in a repeatable query parameter', async () => {
-            const response = await context.server.inject({ url: '/api/v1/notifications?subject-type=issue&subject-type=bogus', headers });
+        it('refuses a query value outside an enum the route checks', async () => {
+            const response = await context.server.inject({ url: '/api/v1/admin/packages?type=bogus', headers });
             expect(response.statusCode).to.equal(422);
-            expect((response.result as { message: string }).message).to.contain('subject-type');
+            expect((response.result as { message: string }).message).to.equal('[type]: In');
         });
 
         it('accepts repeated values of a repeatable query parameter (then reaches the handler)', async () => {
@@ -128,10 +130,10 @@ describe('the git API loader', () => {
             expect(response.statusCode).to.equal(200);
         });
 
-        it('refuses a date-time that is not RFC 3339', async () => {
+        it("leaves to the handler the query parameters Gitea's handlers read themselves", async () => {
             const response = await context.server.inject({ url: '/api/v1/notifications?since=yesterday', headers });
             expect(response.statusCode).to.equal(422);
-            expect((response.result as { message: string }).message).to.startWith('[since]');
+            expect((response.result as { message: string }).message).to.startWith('parsing time "yesterday"');
         });
 
         it('refuses a path parameter that is not an int64', async () => {
@@ -147,10 +149,12 @@ describe('the git API loader', () => {
             expect(response.statusCode).to.equal(422);
         });
 
-        it('reports the first missing required body field by its Go name', async () => {
+        it("reports the first failing body field, in the Go struct's order, by its Go name", async () => {
             const response = await context.server.inject({ method: 'POST', url: '/api/v1/admin/users', headers, payload: {} });
             expect(response.statusCode).to.equal(422);
-            expect((response.result as { message: string }).message).to.match(/^\[(Email|Username)\]: Required$/);
+            expect((response.result as { message: string }).message).to.equal('[Username]: Required');
+            const hook = await context.server.inject({ method: 'POST', url: '/api/v1/admin/hooks', headers, payload: { type: 'gitea' } });
+            expect((hook.result as { message: string }).message).to.equal('[Config]: Required');
         });
 
         it("leaves page and limit to Gitea's lenient paging rules", async () => {
@@ -171,6 +175,101 @@ describe('the git API loader', () => {
         });
     });
 
+    describe("request binding as Gitea's", () => {
+        const FORM = 'application/x-www-form-urlencoded';
+        const send = async (method: string, url: string, payload?: string, type?: string) =>
+            await context.server.inject({ method, url, headers: type ? { ...headers, 'content-type': type } : headers, payload });
+        const messageOf = (response: { result: unknown }) => (response.result as { message: string }).message;
+        const multipartBody = (parts: Array<[string, string, string?]>) =>
+            parts
+                .map(([name, value, filename]) => {
+                    const disposition = `form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}`;
+                    return `--gatehouse\r\nContent-Disposition: ${disposition}\r\n\r\n${value}\r\n`;
+                })
+                .join('') + '--gatehouse--\r\n';
+
+        it("reads an urlencoded form by the Go fields' snake_case names, not the JSON names", async () => {
+            await createTestUser(context.server, { name: 'formrename' });
+            const byJsonName = await send('POST', '/api/v1/admin/users/formrename/rename', 'new_username=formrenamed', FORM);
+            expect(byJsonName.statusCode).to.equal(422);
+            expect(messageOf(byJsonName)).to.equal('[NewName]: Required');
+            const byFormName = await send('POST', '/api/v1/admin/users/formrename/rename', 'new_name=formrenamed', FORM);
+            expect(byFormName.statusCode).to.equal(204);
+
+            expect(messageOf(await send('POST', '/api/v1/orgs', 'username=formorg', FORM))).to.equal('[UserName]: Required');
+            const org = await send('POST', '/api/v1/orgs', 'user_name=formorg&full_name=Form+Org&repo_admin_change_team_access=on', FORM);
+            expect(org.statusCode).to.equal(201);
+            expect(org.result).to.include({ username: 'formorg', full_name: 'Form Org', repo_admin_change_team_access: true });
+        });
+
+        it('reads a multipart form the same way, its files aside', async () => {
+            const body = multipartBody([
+                ['user_name', 'multiorg'],
+                ['full_name', 'not a field', 'name.txt'],
+                ['description', 'From a form'],
+            ]);
+            const response = await send('POST', '/api/v1/orgs', body, 'multipart/form-data; boundary=gatehouse');
+            expect(response.statusCode).to.equal(201);
+            expect(response.result).to.include({ username: 'multiorg', full_name: '', description: 'From a form' });
+            const broken = await send('POST', '/api/v1/orgs', 'garbage', 'multipart/form-data; boundary=gatehouse');
+            expect(messageOf(broken)).to.equal('[]: multipart: NextPart: EOF');
+            const unbounded = await send('POST', '/api/v1/orgs', body, 'multipart/form-data');
+            expect(messageOf(unbounded)).to.equal('[]: no multipart boundary param in Content-Type');
+        });
+
+        it('refuses a form value Go cannot convert, naming it by its form name, and a malformed form', async () => {
+            const user = 'username=formuser&email=formuser%40example.com&password=secret123';
+            const cases: Array<[string, string]> = [
+                [`${user}&source_id=abc`, '[source_id]: Value could not be parsed as integer'],
+                [`${user}&send_notify=perhaps`, '[send_notify]: Value could not be parsed as boolean'],
+                [`${user}&full_name=%zz`, '[]: invalid URL escape "%zz"'],
+                [`${user};x=1`, '[]: invalid semicolon separator in query'],
+            ];
+            for (const [payload, message] of cases) {
+                const response = await send('POST', '/api/v1/admin/users', payload, FORM);
+                expect(response.statusCode, payload).to.equal(422);
+                expect(messageOf(response), payload).to.equal(message);
+            }
+
+            expect(await context.database.knex('users').where({ lower_name: 'formuser' }).first()).to.not.exist();
+        });
+
+        it('takes a repeated form field as a list, and ignores the body of a DELETE as Go does', async () => {
+            const target = await createTestUser(context.server, { name: 'formbadges' });
+            for (const slug of ['form-a', 'form-b']) {
+                await context.database.knex('badges').insert({ slug, description: slug, image_url: '' });
+            }
+
+            const given = await send('POST', '/api/v1/admin/users/formbadges/badges', 'badge_slugs=form-a&badge_slugs=form-b', FORM);
+            expect(given.statusCode).to.equal(204);
+            expect(await context.database.knex('user_badges').where({ user_id: target.user.id }).count({ count: '*' }).first()).to.equal({
+                count: 2,
+            });
+            const taken = await send('DELETE', '/api/v1/admin/users/formbadges/badges', 'badge_slugs=form-a', FORM);
+            expect(messageOf(taken)).to.equal('[BadgeSlugs]: Required');
+        });
+
+        it('refuses a POST or PUT body without a Content-Type: 422 `[]: Empty Content-Type`', async () => {
+            const post = await send('POST', '/api/v1/orgs', '{"username":"typelessorg"}');
+            expect(post.statusCode).to.equal(422);
+            expect(post.result).to.equal({ message: '[]: Empty Content-Type', url: SWAGGER_URL });
+            expect(await context.database.knex('users').where({ lower_name: 'typelessorg' }).first()).to.not.exist();
+            const put = await send('PUT', '/api/v1/orgs/formorg/actions/secrets/TYPELESS', '{"data":"x"}');
+            expect(messageOf(put)).to.equal('[]: Empty Content-Type');
+        });
+
+        it('binds a PATCH without a Content-Type from the query, as Go binds an empty form', async () => {
+            const response = await send('PATCH', '/api/v1/orgs/formorg?full_name=From+the+query');
+            expect(response.statusCode).to.equal(200);
+            expect(response.result).to.include({ full_name: 'From the query' });
+        });
+
+        it('ignores whatever body comes to an operation that takes none', async () => {
+            const response = await send('PUT', '/api/v1/notifications', '{"not": json', 'application/json');
+            expect(response.statusCode).to.equal(205);
+        });
+    });
+
     describe('clean 4xx for bad requests', () => {
         it("answers 404 in Gitea's shape for an unknown path under /api/v1", async () => {
             const response = await context.server.inject({ url: '/api/v1/no/such/thing', headers });
@@ -185,15 +284,35 @@ describe('the git API loader', () => {
             expect((response.result as { url: string }).url).to.equal(SWAGGER_URL);
         });
 
-        it('answers 400 for malformed JSON', async () => {
-            const response = await context.server.inject({
-                method: 'POST',
-                url: '/api/v1/markdown',
-                headers: { ...headers, 'content-type': 'application/json' },
-                payload: '{"Text": ',
-            });
-            expect(response.statusCode).to.equal(400);
-            expect(Object.keys(response.result as object)).to.equal(['message', 'url']);
+        it("answers 422 for malformed JSON, in Go's JSON scanner's words", async () => {
+            const cases: Array<[string, string]> = [
+                ['{"Text": ', '[]: unexpected EOF'],
+                ['{"Text": x}', "[]: invalid character 'x' looking for beginning of value"],
+                ['{"Text" "a"}', "[]: invalid character '\"' after object key"],
+                ['[]', '[]: json: cannot unmarshal array into Go value of type structs.MarkdownOption'],
+            ];
+            for (const [payload, message] of cases) {
+                const response = await context.server.inject({
+                    method: 'POST',
+                    url: '/api/v1/markdown',
+                    headers: { ...headers, 'content-type': 'application/json' },
+                    payload,
+                });
+                expect(response.statusCode, payload).to.equal(422);
+                expect(response.result, payload).to.equal({ message, url: SWAGGER_URL });
+            }
+        });
+
+        it("reads a path as Gitea's router does, trailing and repeated slashes dropped: another method on it is 405", async () => {
+            const list = await context.server.inject({ url: '/api/v1/licenses/', headers });
+            expect(list.statusCode).to.equal(200);
+            expect((await context.server.inject({ url: '/api//v1//licenses//?limit=1', headers })).statusCode).to.equal(200);
+            const wrongMethod = await context.server.inject({ method: 'DELETE', url: '/api/v1/licenses/', headers });
+            expect(wrongMethod.statusCode).to.equal(405);
+            expect(wrongMethod.headers.allow).to.equal('GET');
+            const emptyName = await context.server.inject({ method: 'PUT', url: '/api/v1/orgs/acme/actions/secrets/', headers });
+            expect(emptyName.statusCode).to.equal(405);
+            expect((await context.server.inject({ url: '/api/v1/no/such/thing/', headers })).statusCode).to.equal(404);
         });
 
         it('answers 413 for an oversized body', async () => {
@@ -207,14 +326,17 @@ describe('the git API loader', () => {
             expect(Object.keys(response.result as object)).to.equal(['message', 'url']);
         });
 
-        it('answers 415 for a body type it cannot read', async () => {
-            const response = await context.server.inject({
-                method: 'POST',
-                url: '/api/v1/markdown',
-                headers: { ...headers, 'content-type': 'application/x-unknown' },
-                payload: 'x',
-            });
-            expect(response.statusCode).to.equal(415);
+        it('answers 422 for a body type it cannot read, as Gitea does', async () => {
+            for (const type of ['application/x-unknown', 'not a type']) {
+                const response = await context.server.inject({
+                    method: 'POST',
+                    url: '/api/v1/markdown',
+                    headers: { ...headers, 'content-type': type },
+                    payload: 'x',
+                });
+                expect(response.statusCode, type).to.equal(422);
+                expect((response.result as { message: string }).message).to.equal('[]: Unsupported Content-Type');
+            }
         });
     });
 

@@ -3,7 +3,14 @@ import Path from 'node:path';
 
 import type { Server } from '@hapi/hapi';
 
-import { lintCompose, lintContextFor, parseCompose, validateCompose } from '../compose/compose-model.ts';
+import {
+    type FileCheckOptions,
+    lintCompose,
+    lintContextFor,
+    parseCompose,
+    sitePortFindings,
+    validateCompose,
+} from '../compose/compose-model.ts';
 import type { Finding } from '../findings/finding.ts';
 import { checkSite, parseSite, sitePlaces } from '../nginx/site-model.ts';
 import { draftFiles } from './app-files.ts';
@@ -20,6 +27,27 @@ function fileAction(path: string, content: string): Action {
     return Fs.readFileSync(path, 'utf8') === content ? 'unchanged' : 'update';
 }
 
+/** The app's nginx site as its draft has it, read with the places the app's site may use. */
+function draftSite(server: Server, app: AppRecord) {
+    const places = sitePlaces(server.app.config, { name: app.name, domain: app.domain });
+    return { places, site: parseSite(app.draft.nginx, places) };
+}
+
+/**
+ * How a compose file is judged for an app, as its preview judges its draft: with the app's secrets (the given
+ * ones over them), its folder and its site. Host ports are probed only for an app never deployed: once it is,
+ * its own containers hold them.
+ */
+export async function composeCheckOptions(server: Server, app: AppRecord, secrets: Record<string, string> = {}): Promise<FileCheckOptions> {
+    const values = { ...(await apps(server).secretsOf(app.name)), ...secrets };
+    return {
+        secrets: values,
+        lint: lintContextFor(server.app.config, { app: app.name, values }),
+        checkHostPorts: app.state === 'draft',
+        site: draftSite(server, app).site.spec.locations,
+    };
+}
+
 /** What a deploy of the draft would do, what it would write (secrets masked), what lint says; nothing is changed. */
 export async function previewApp(server: Server, app: AppRecord) {
     const service = apps(server);
@@ -27,10 +55,10 @@ export async function previewApp(server: Server, app: AppRecord) {
     const secrets = await service.secretsOf(app.name);
     const written = await draftFiles(server, app, true);
     const shown = await draftFiles(server, app, false);
-    const places = sitePlaces(server.app.config, { name: app.name, domain: app.domain });
-    const site = parseSite(app.draft.nginx, places);
+    const { places, site } = draftSite(server, app);
     const lint: Finding[] = [
         ...(await validateCompose(spec, { secrets, checkHostPorts: false })),
+        ...sitePortFindings(spec, site.spec.locations, secrets),
         ...lintCompose(spec, lintContextFor(server.app.config, { app: app.name, values: secrets })),
         ...checkSite(site.spec, places),
     ];

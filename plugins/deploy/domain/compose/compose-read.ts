@@ -16,7 +16,7 @@ import type {
 } from './compose-types.ts';
 import type { LineOf } from './compose-path.ts';
 import { checkNesting } from './compose-yaml.ts';
-import { isPlainObject, type Path, ShapeReader } from './shape-reader.ts';
+import { isPlainObject, type Path, type ShapeProblem, ShapeReader } from './shape-reader.ts';
 
 type TypedServiceKey = Exclude<keyof ComposeService, 'environmentForm' | 'extra'>;
 type ServiceReaders = { [Key in TypedServiceKey]-?: (value: unknown, path: Path) => ComposeService[Key] };
@@ -62,8 +62,8 @@ function serviceReaders(read: ShapeReader): ServiceReaders {
         entrypoint: stringOrList,
         environment: (value, path) => readEnvironment(read, value, path).environment,
         env_file: (value, path) => readEnvFile(read, value, path),
-        ports: (value, path) => read.list(value, path).map((item, index) => readPort(read, item, [...path, index])),
-        volumes: (value, path) => read.list(value, path).map((item, index) => readServiceVolume(read, item, [...path, index])),
+        ports: (value, path) => read.items(value, path, (item, at) => readPort(read, item, at)),
+        volumes: (value, path) => read.items(value, path, (item, at) => readServiceVolume(read, item, at)),
         networks: (value, path) => readServiceNetworks(read, value, path),
         depends_on: (value, path) => readDependsOn(read, value, path),
         healthcheck: (value, path) => readHealthcheck(read, value, path),
@@ -71,11 +71,11 @@ function serviceReaders(read: ShapeReader): ServiceReaders {
         labels: (value, path) => (Array.isArray(value) ? read.stringList(value, path) : read.textMap(value, path)),
         user: string,
         cap_add: (value, path) => read.stringList(value, path),
-        devices: (value, path) => read.list(value, path).map((item, index) => readDevice(read, item, [...path, index])),
+        devices: (value, path) => read.items(value, path, (item, at) => readDevice(read, item, at)),
         logging: (value, path) => readLogging(read, value, path),
         container_name: string,
         working_dir: string,
-        expose: (value, path) => read.list(value, path).map((item, index) => readExposed(read, item, [...path, index])),
+        expose: (value, path) => read.items(value, path, (item, at) => readExposed(read, item, at)),
         extra_hosts: (value, path) => (Array.isArray(value) ? read.stringList(value, path) : read.textMap(value, path)),
         privileged: (value, path) => read.boolean(value, path),
         network_mode: string,
@@ -101,12 +101,14 @@ export function readEnvironment(
         return { environment, form: 'list' };
     }
 
-    const environment: Record<string, string | null> = {};
-    for (const [name, item] of Object.entries(read.object(value, path))) {
-        const scalar = read.scalar(item, [...path, name]);
-        environment[name] = scalar === null ? null : String(scalar);
+    if (!isPlainObject(value)) {
+        read.fail(path, 'must be a mapping or a list of NAME=value');
     }
 
+    const environment = read.entries(value, path, (item, at) => {
+        const scalar = read.scalar(item, at);
+        return scalar === null ? null : String(scalar);
+    });
     return { environment, form: 'map' };
 }
 
@@ -115,12 +117,12 @@ function readEnvFile(read: ShapeReader, value: unknown, path: Path): string | Ar
         return value;
     }
 
-    return read.list(value, path).map((item, index) =>
+    return read.items(value, path, (item, at) =>
         typeof item === 'string'
             ? item
-            : read.fields<ComposeEnvFile>(item, [...path, index], {
-                  path: (field, at) => read.string(field, at),
-                  required: (field, at) => read.boolean(field, at),
+            : read.fields<ComposeEnvFile>(item, at, {
+                  path: (field, fieldAt) => read.string(field, fieldAt),
+                  required: (field, fieldAt) => read.boolean(field, fieldAt),
               }),
     );
 }
@@ -130,18 +132,22 @@ function readPort(read: ShapeReader, value: unknown, path: Path): ComposePort {
         return value;
     }
 
-    const port = read.fields<ComposePortLong>(value, path, {
-        target: (field, at) => read.number(field, at),
-        published: (field, at) => (typeof field === 'number' ? field : read.string(field, at)),
-        host_ip: (field, at) => read.string(field, at),
-        protocol: (field, at) => read.string(field, at),
-        mode: (field, at) => read.string(field, at),
-    });
-    if (port.target === undefined) {
-        read.fail([...path, 'target'], 'is required (the container port)');
+    if (!isPlainObject(value)) {
+        read.fail(path, 'must be a port ("127.0.0.1:8080:80" or 80) or a mapping (target, published, ...)');
     }
 
-    return port;
+    return read.fields<ComposePortLong>(
+        value,
+        path,
+        {
+            target: (field, at) => read.number(field, at),
+            published: (field, at) => (typeof field === 'number' ? field : read.string(field, at)),
+            host_ip: (field, at) => read.string(field, at),
+            protocol: (field, at) => read.string(field, at),
+            mode: (field, at) => read.string(field, at),
+        },
+        { target: 'is required (the container port)' },
+    );
 }
 
 function readServiceVolume(read: ShapeReader, value: unknown, path: Path): ComposeServiceVolume {
@@ -149,24 +155,24 @@ function readServiceVolume(read: ShapeReader, value: unknown, path: Path): Compo
         return value;
     }
 
-    const volume = read.fields<ComposeVolumeLong>(value, path, {
-        type: (field, at) => read.string(field, at),
-        source: (field, at) => read.string(field, at),
-        target: (field, at) => read.string(field, at),
-        read_only: (field, at) => read.boolean(field, at),
-        bind: (field, at) => read.object(field, at),
-        volume: (field, at) => read.object(field, at),
-        tmpfs: (field, at) => read.object(field, at),
-    });
-    if (volume.type === undefined) {
-        read.fail([...path, 'type'], 'is required (volume, bind, tmpfs, ...)');
+    if (!isPlainObject(value)) {
+        read.fail(path, 'must be a mount ("./data:/data") or a mapping (type, source, target, ...)');
     }
 
-    if (volume.target === undefined) {
-        read.fail([...path, 'target'], 'is required (the path in the container)');
-    }
-
-    return volume;
+    return read.fields<ComposeVolumeLong>(
+        value,
+        path,
+        {
+            type: (field, at) => read.string(field, at),
+            source: (field, at) => read.string(field, at),
+            target: (field, at) => read.string(field, at),
+            read_only: (field, at) => read.boolean(field, at),
+            bind: (field, at) => read.object(field, at),
+            volume: (field, at) => read.object(field, at),
+            tmpfs: (field, at) => read.object(field, at),
+        },
+        { type: 'is required (volume, bind, tmpfs, ...)', target: 'is required (the path in the container)' },
+    );
 }
 
 function readServiceNetworks(read: ShapeReader, value: unknown, path: Path): ComposeService['networks'] {
@@ -174,19 +180,15 @@ function readServiceNetworks(read: ShapeReader, value: unknown, path: Path): Com
         return read.stringList(value, path);
     }
 
-    const networks: Record<string, ComposeServiceNetwork | null> = {};
-    for (const [name, item] of Object.entries(read.object(value, path))) {
-        networks[name] =
-            item === null
-                ? null
-                : read.fields<ComposeServiceNetwork>(item, [...path, name], {
-                      aliases: (field, at) => read.stringList(field, at),
-                      ipv4_address: (field, at) => read.string(field, at),
-                      ipv6_address: (field, at) => read.string(field, at),
-                  });
-    }
-
-    return networks;
+    return read.entries(value, path, (item, at) =>
+        item === null
+            ? null
+            : read.fields<ComposeServiceNetwork>(item, at, {
+                  aliases: (field, fieldAt) => read.stringList(field, fieldAt),
+                  ipv4_address: (field, fieldAt) => read.string(field, fieldAt),
+                  ipv6_address: (field, fieldAt) => read.string(field, fieldAt),
+              }),
+    );
 }
 
 function readDependsOn(read: ShapeReader, value: unknown, path: Path): ComposeService['depends_on'] {
@@ -194,19 +196,18 @@ function readDependsOn(read: ShapeReader, value: unknown, path: Path): ComposeSe
         return read.stringList(value, path);
     }
 
-    const dependencies: Record<string, ComposeDependency> = {};
-    for (const [name, item] of Object.entries(read.object(value, path))) {
-        dependencies[name] = read.fields<ComposeDependency>(item, [...path, name], {
-            condition: (field, at) => readCondition(read, field, at),
-            required: (field, at) => read.boolean(field, at),
-            restart: (field, at) => read.boolean(field, at),
-        });
-        if (dependencies[name].condition === undefined) {
-            read.fail([...path, name, 'condition'], `is required: ${CONDITIONS.join(', ')}`);
-        }
-    }
-
-    return dependencies;
+    return read.entries(value, path, (item, at) =>
+        read.fields<ComposeDependency>(
+            item,
+            at,
+            {
+                condition: (field, fieldAt) => readCondition(read, field, fieldAt),
+                required: (field, fieldAt) => read.boolean(field, fieldAt),
+                restart: (field, fieldAt) => read.boolean(field, fieldAt),
+            },
+            { condition: `is required: ${CONDITIONS.join(', ')}` },
+        ),
+    );
 }
 
 function readCondition(read: ShapeReader, value: unknown, path: Path): ComposeDependency['condition'] {
@@ -234,11 +235,7 @@ function readHealthcheck(read: ShapeReader, value: unknown, path: Path): Compose
 function readLogging(read: ShapeReader, value: unknown, path: Path): ComposeLogging {
     return read.fields<ComposeLogging>(value, path, {
         driver: (field, at) => read.string(field, at),
-        options: (field, at) => {
-            const options = read.object(field, at);
-            Object.entries(options).forEach(([name, option]) => read.scalar(option, [...at, name]));
-            return options;
-        },
+        options: (field, at) => read.entries(field, at, (option, optionAt) => read.scalar(option, optionAt)),
     });
 }
 
@@ -247,22 +244,23 @@ function readDevice(read: ShapeReader, value: unknown, path: Path): string | Com
         return value;
     }
 
-    const device = read.fields<ComposeDevice>(value, path, {
-        source: (field, at) => read.string(field, at),
-        target: (field, at) => read.string(field, at),
-        permissions: (field, at) => read.string(field, at),
-    });
-    if (device.source === undefined) {
-        read.fail([...path, 'source'], 'is required (the device on the host)');
-    }
-
-    return device;
+    return read.fields<ComposeDevice>(
+        value,
+        path,
+        {
+            source: (field, at) => read.string(field, at),
+            target: (field, at) => read.string(field, at),
+            permissions: (field, at) => read.string(field, at),
+        },
+        { source: 'is required (the device on the host)' },
+    );
 }
 
 function readExposed(read: ShapeReader, value: unknown, path: Path): string | number {
     return typeof value === 'number' ? value : read.string(value, path);
 }
 
+/** Each key is read on its own, so that a mistake in one leaves the others to be checked. */
 function readService(read: ShapeReader, value: unknown, path: Path): ComposeService {
     const raw = read.object(value, path);
     const readers = serviceReaders(read);
@@ -270,11 +268,16 @@ function readService(read: ShapeReader, value: unknown, path: Path): ComposeServ
     const extra: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(raw)) {
         if (key === 'environment') {
-            const { environment, form } = readEnvironment(read, item, [...path, key]);
-            Object.assign(service, { environment, environmentForm: form });
+            const environment = read.attempt(() => readEnvironment(read, item, [...path, key]));
+            if (environment !== undefined) {
+                Object.assign(service, { environment: environment.environment, environmentForm: environment.form });
+            }
         } else if (key in readers) {
             const reader = readers[key as TypedServiceKey] as (value: unknown, path: Path) => unknown;
-            Object.assign(service, { [key]: reader(item, [...path, key]) });
+            const field = read.attempt(() => reader(item, [...path, key]));
+            if (field !== undefined) {
+                Object.assign(service, { [key]: field });
+            }
         } else {
             extra[key] = item;
         }
@@ -288,40 +291,52 @@ function readService(read: ShapeReader, value: unknown, path: Path): ComposeServ
 }
 
 function readTopLevelObjects<T extends object>(read: ShapeReader, value: unknown, path: Path): Record<string, T | null> {
-    const result: Record<string, T | null> = {};
-    for (const [name, item] of Object.entries(read.object(value, path))) {
-        result[name] =
-            item === null
-                ? null
-                : read.fields<T>(item, [...path, name], {
-                      driver: (field, at) => read.string(field, at),
-                      name: (field, at) => read.string(field, at),
-                      driver_opts: (field, at) => read.object(field, at),
-                  });
-    }
-
-    return result;
+    return read.entries(value, path, (item, at) =>
+        item === null
+            ? null
+            : read.fields<T>(item, at, {
+                  driver: (field, fieldAt) => read.string(field, fieldAt),
+                  name: (field, fieldAt) => read.string(field, fieldAt),
+                  driver_opts: (field, fieldAt) => read.object(field, fieldAt),
+              }),
+    );
 }
 
-/** Turns plain compose data (from YAML) into the model, checking the types of what the model covers. */
+/** Compose data read into the model: the data as read, and the model, which is whole only when there are no problems. */
+export interface ModelReading {
+    plain: Record<string, unknown>;
+    spec: ComposeSpec;
+    problems: ShapeProblem[];
+}
+
+/** Turns plain compose data (from YAML) into the model; the first mistake in a type is a ValidationError naming its path. */
 export function modelFromPlain(plain: Record<string, unknown>, lineOf?: LineOf): ComposeSpec {
     const read = new ShapeReader(lineOf);
+    return read.strictly(() => readSpec(read, plain));
+}
+
+/** Reads plain compose data (from YAML) into the model, finding every mistake in the types of what the model covers. */
+export function readModel(plain: Record<string, unknown>, lineOf?: LineOf): ModelReading {
+    const read = new ShapeReader(lineOf);
+    const spec = read.attempt(() => readSpec(read, plain)) ?? { services: {} };
+    return { plain, spec, problems: read.problems };
+}
+
+function readSpec(read: ShapeReader, plain: Record<string, unknown>): ComposeSpec {
     if (plain.services === undefined) {
         read.fail(['services'], 'is required: a compose file needs at least one service');
     }
 
-    const services: Record<string, ComposeService> = {};
-    for (const [name, service] of Object.entries(read.object(plain.services, ['services']))) {
-        services[name] = readService(read, service, ['services', name]);
-    }
-
+    const services = read.entries(plain.services, ['services'], (service, at) => readService(read, service, at));
     const spec: ComposeSpec = { services };
     if (plain.volumes !== undefined) {
-        spec.volumes = readTopLevelObjects<ComposeVolume>(read, plain.volumes, ['volumes']);
+        const volumes = read.attempt(() => readTopLevelObjects<ComposeVolume>(read, plain.volumes, ['volumes']));
+        Object.assign(spec, volumes && { volumes });
     }
 
     if (plain.networks !== undefined) {
-        spec.networks = readTopLevelObjects<ComposeNetwork>(read, plain.networks, ['networks']);
+        const networks = read.attempt(() => readTopLevelObjects<ComposeNetwork>(read, plain.networks, ['networks']));
+        Object.assign(spec, networks && { networks });
     }
 
     const extra = Object.fromEntries(Object.entries(plain).filter(([key]) => !['services', 'volumes', 'networks'].includes(key)));
@@ -375,17 +390,33 @@ export function plainFromModel(spec: ComposeSpec): Record<string, unknown> {
 export function modelFromJson(value: unknown): ComposeSpec {
     checkNesting(value, 'the model');
     const read = new ShapeReader();
+    return read.strictly(() => readSpec(read, plainFromJson(read, value)));
+}
+
+/** Reads a model that came as JSON as modelFromJson does, finding every mistake in it. */
+export function readModelJson(value: unknown): ModelReading {
+    checkNesting(value, 'the model');
+    const read = new ShapeReader();
+    const plain = read.attempt(() => plainFromJson(read, value));
+    const spec = plain === undefined ? undefined : read.attempt(() => readSpec(read, plain));
+    return { plain: plain ?? {}, spec: spec ?? { services: {} }, problems: read.problems };
+}
+
+function plainFromJson(read: ShapeReader, value: unknown): Record<string, unknown> {
     const spec = read.object(value, []);
-    const services = read.object(spec.services, ['services']);
+    const services = read.attempt(() => read.object(spec.services, ['services'])) ?? {};
     const plainServices: Record<string, unknown> = {};
     for (const [name, service] of Object.entries(services)) {
-        plainServices[name] = plainServiceFromJson(read, service, ['services', name]);
+        const plainService = read.attempt(() => plainServiceFromJson(read, service, ['services', name]));
+        if (plainService !== undefined) {
+            plainServices[name] = plainService;
+        }
     }
 
-    const extra = spec.extra === undefined ? {} : read.object(spec.extra, ['extra']);
+    const extra = (spec.extra === undefined ? {} : read.attempt(() => read.object(spec.extra, ['extra']))) ?? {};
     for (const key of ['services', 'volumes', 'networks']) {
         if (key in extra) {
-            read.fail(['extra', key], `belongs at the top of the model, not in extra`);
+            read.note(['extra', key], `belongs at the top of the model, not in extra`);
         }
     }
 
@@ -398,33 +429,33 @@ export function modelFromJson(value: unknown): ComposeSpec {
         plain.networks = spec.networks;
     }
 
-    return modelFromPlain(plain);
+    return plain;
 }
 
 function plainServiceFromJson(read: ShapeReader, value: unknown, path: Path): Record<string, unknown> {
     const { extra: rawExtra, environmentForm, ...typed } = read.object(value, path);
-    const extra = rawExtra === undefined ? {} : read.object(rawExtra, [...path, 'extra']);
+    const extra = (rawExtra === undefined ? {} : read.attempt(() => read.object(rawExtra, [...path, 'extra']))) ?? {};
     const readers = serviceReaders(read);
     for (const key of Object.keys(typed)) {
         if (!(key in readers)) {
-            read.fail([...path, key], 'is not a field of the model; keys it does not cover go in extra');
+            read.note([...path, key], 'is not a field of the model; keys it does not cover go in extra');
         }
     }
 
     for (const key of Object.keys(extra)) {
         if (key in readers || key === 'environment') {
-            read.fail([...path, 'extra', key], 'is a field of the model, not an extra');
+            read.note([...path, 'extra', key], 'is a field of the model, not an extra');
         }
     }
 
     if (environmentForm !== undefined && environmentForm !== 'map' && environmentForm !== 'list') {
-        read.fail([...path, 'environmentForm'], 'must be map or list');
+        read.note([...path, 'environmentForm'], 'must be map or list');
     }
 
     // The form only applies to the model's map; anything else is read as compose data, in its own form.
     const listForm = environmentForm === 'list' && isPlainObject(typed.environment);
     if (listForm) {
-        readEnvironment(read, typed.environment, [...path, 'environment']);
+        read.attempt(() => readEnvironment(read, typed.environment, [...path, 'environment']));
     }
 
     const service = { ...typed, environmentForm: listForm ? 'list' : undefined } as ComposeService;

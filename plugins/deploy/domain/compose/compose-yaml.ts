@@ -17,6 +17,12 @@ const MAX_ALIAS_COUNT = 1000;
 /** Compose nests a handful of levels (deploy.resources.limits...); anything far deeper is an attack on the stack. */
 const MAX_NESTING = 64;
 
+/**
+ * The text is no compose document: a YAML syntax error, an empty text, a list or a scalar. It is a mistake to show
+ * among a file's errors; what bounded reading refuses (alias bombs, deep nesting) stays a plain ValidationError.
+ */
+export class ComposeTextError extends ValidationError {}
+
 export interface ComposeSource {
     value: Record<string, unknown>;
     lineOf: LineOf;
@@ -30,18 +36,18 @@ export function readComposeText(text: string): ComposeSource {
     if (error) {
         const position = error.linePos?.[0];
         const where = position ? `line ${position.line}, column ${position.col}` : 'YAML';
-        throw new ValidationError(`${where}: ${firstLine(error.message)}`);
+        throw new ComposeTextError(`${where}: ${firstLine(error.message)}`);
     }
 
     refuseSelfReferences(document, lineCounter);
     const value = toPlain(document);
     checkNesting(value, 'the compose file');
     if (value === null || value === undefined) {
-        throw new ValidationError('the compose file is empty');
+        throw new ComposeTextError('the compose file is empty');
     }
 
     if (typeof value !== 'object' || Array.isArray(value)) {
-        throw new ValidationError('line 1: a compose file must be a mapping of top-level keys (services, volumes, ...)');
+        throw new ComposeTextError('line 1: a compose file must be a mapping of top-level keys (services, volumes, ...)');
     }
 
     const lineOf = (path: PathSegment[]): number | undefined => {

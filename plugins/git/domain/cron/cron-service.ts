@@ -7,9 +7,9 @@ import { NotFoundError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { JOBS_DIR } from '../../../jobs.ts';
-import type { CronCause, CronOutcome, CronRequest } from './lease.ts';
+import type { CronJobData, CronOutcome, CronRequest } from './lease.ts';
 import { nextRunAt, parseSchedule, type Schedule } from './schedule.ts';
-import { CRON_TASKS } from './tasks.ts';
+import { CRON_TASKS, UNREGISTERED_TASKS } from './tasks.ts';
 
 export const CRON_WORKER = Path.join(JOBS_DIR, 'cron-task.ts');
 const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -37,7 +37,8 @@ export const cronJobName = (task: string) => `cron-${task}`;
 export function cronSettings(overrides: Server['app']['config']['cron']): CronSetting[] {
     for (const name of Object.keys(overrides)) {
         if (!CRON_TASKS.some((task) => task.name === name)) {
-            throw new Error(`CRON_${name.toUpperCase()}_*: there is no cron task ${name}`);
+            const why = UNREGISTERED_TASKS[name];
+            throw new Error(`CRON_${name.toUpperCase()}_*: there is no cron task ${name}${why ? `: ${why}` : ''}`);
         }
     }
 
@@ -99,18 +100,29 @@ export class CronService {
     }
 
     /** Runs a task now in a worker and waits for it, as Gitea does; a task already running is not started again. */
-    async run(name: string, cause: CronCause = 'manual'): Promise<CronOutcome> {
+    async run(name: string): Promise<CronOutcome> {
         if (!this.settings.some((setting) => setting.name === name)) {
             throw new NotFoundError();
         }
 
-        const request: CronRequest = { task: name, cause };
+        const job: CronJobData = { requests: [{ task: name, cause: 'manual' }] };
         let outcome: CronOutcome = { task: name, status: 'failure', message: 'the worker ended without an answer' };
-        await this.#server.app.jobs.runOnce(CRON_WORKER, { ...request }, (message) => {
+        await this.#server.app.jobs.runOnce(CRON_WORKER, { ...job }, (message) => {
             outcome = message as CronOutcome;
         });
         this.report(outcome);
         return outcome;
+    }
+
+    /** Gitea runs the enabled tasks marked RUN_AT_START when it starts; here one after the other, in one worker. */
+    async runAtStart(): Promise<void> {
+        const requests: CronRequest[] = this.settings
+            .filter((setting) => setting.enabled && setting.runAtStart)
+            .map((setting) => ({ task: setting.name, cause: 'start' }));
+        if (requests.length > 0) {
+            const job: CronJobData = { requests };
+            await this.#server.app.jobs.runOnce(CRON_WORKER, { ...job }, (message) => this.report(message as CronOutcome));
+        }
     }
 
     /** A failed run is logged with its reason (it is also recorded in the database as a system notice). */

@@ -1,7 +1,7 @@
 /**
  * Running a cron task exactly once across servers sharing a database: the task's row is claimed with one
  * conditional UPDATE (the lease, and for scheduled runs the tick's slot), renewed while the task works,
- * and released at the end. Executions and failures are recorded in the database.
+ * and released at the end. Executions (the newest of each task) and failures are recorded in the database.
  */
 import Crypto from 'node:crypto';
 import Os from 'node:os';
@@ -10,10 +10,13 @@ import type { Knex } from 'knex';
 
 import type { Config } from '../../../../lib/config.ts';
 import { type Schedule, slotOf } from './schedule.ts';
-import { cronTask, NOTICE, type TaskContext } from './tasks.ts';
+import { NOTICE, type TaskContext } from './task-context.ts';
+import { cronTask } from './tasks.ts';
 
 export const LEASE_MS = 5 * 60_000;
 const RENEW_MS = 60_000;
+/** Executions kept per task: a task on `@every 1m` would otherwise add 1,440 rows a day. */
+export const EXECUTIONS_KEPT = 100;
 
 export type CronCause = 'schedule' | 'manual' | 'start';
 
@@ -22,6 +25,11 @@ export interface CronRequest {
     cause: CronCause;
     /** Scheduled runs claim their tick; manual runs and runs at start only need the lease. */
     schedule?: Schedule;
+}
+
+/** What jobs/cron-task.ts is given: one task, or (at start) several run one after the other. */
+export interface CronJobData {
+    requests: CronRequest[];
 }
 
 export interface CronOutcome {
@@ -108,5 +116,17 @@ export async function executeCronTask(knex: Knex, config: Config, request: CronR
         .where({ id: executionId })
         .update({ status: outcome.status, message: outcome.message, finished_at: Date.now() });
     await knex('cron_tasks').where({ name: request.task, lease_holder: won.holder }).update({ lease_expires_at: 0 });
+    await forgetOldExecutions(knex, request.task);
     return outcome;
+}
+
+async function forgetOldExecutions(knex: Knex, task: string): Promise<void> {
+    const oldestKept = await knex('cron_executions')
+        .where({ task })
+        .orderBy('id', 'desc')
+        .offset(EXECUTIONS_KEPT - 1)
+        .first('id');
+    if (oldestKept) {
+        await knex('cron_executions').where({ task }).where('id', '<', oldestKept.id).delete();
+    }
 }

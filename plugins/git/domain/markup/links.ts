@@ -1,120 +1,148 @@
-// Where a rendered document's relative links and images point: the render context (a repository, a file in it,
-// a comment or a wiki page) gives the bases they resolve against.
+// Where a rendered document's links and images point, as Gitea's render helpers (models/renderhelper) resolve them
+// for the markup API: the mode picks the helper, the Context names the repository (and the ref of a file).
 
-export interface LinkBases {
+import { goParseUrl, goPathDir, goPathJoin } from './go-url.ts';
+
+/** Gitea's link types: a link to a page ('default') or to the bytes of a file ('media', image sources). */
+export type LinkType = 'default' | 'media';
+
+export interface LinkResolver {
+    /** A link or image source of the document, made absolute. */
+    resolve(link: string, type: LinkType): string;
+    /** A link from the site's root, such as a mention's user page. */
+    resolveRoot(link: string): string;
+    /** '<rootUrl>{owner}/{repo}/' when the context names a repository. */
+    repoBase?: string;
+}
+
+interface RenderTarget {
+    owner: string;
+    repo: string;
+    /** 'branch/main', 'commit/<sha>'... for a file's context. */
+    refPath: string;
+    /** The file's folder in the tree ('.' at the top), for a file's context. */
+    treePath: string;
+}
+
+interface Site {
     rootUrl: string;
-    linkBase: string; // relative links resolve against this (ends with '/')
-    mediaBase: string; // relative images resolve against this (ends with '/')
-    wikiBase?: string; // [[Page]] links resolve against this, only in wiki mode
-    repoBase?: string; // '<rootUrl>{owner}/{repo}/' when known
+    /** ROOT_URL's path without its trailing slash ('' at the host's root), Gitea's AppSubURL. */
+    subUrl: string;
+    /** ROOT_URL without its path, to which relative links are appended. */
+    hostUrl: string;
 }
 
-interface RepoContext {
-    owner?: string;
-    repo?: string;
-    refPath?: string;
+function siteOf(rootUrl: string): Site {
+    const url = new URL(rootUrl);
+    const subUrl = url.pathname.replace(/\/+$/, '');
+    return { rootUrl, subUrl, hostUrl: `${url.protocol}//${url.host}` };
 }
 
-const SCHEME_PATTERN = /^[a-z][a-z0-9+.-]*:/i;
-
-function joinUrl(...parts: string[]): string {
-    const path = parts
-        .filter((part) => part !== '' && part !== '.')
-        .map((part) => part.replace(/^\/+|\/+$/g, ''))
-        .join('/');
-    return path === '' ? '' : `${path}/`;
-}
-
-export function escapePathSegments(path: string): string {
-    return path
-        .split('/')
-        .map((segment) => encodeURIComponent(segment))
-        .join('/');
-}
-
-function contextPath(context: string, rootUrl: string): string {
-    if (context.startsWith(rootUrl)) {
-        return context.slice(rootUrl.length);
+// routers/common/markup.go: '{owner}/{repo}/src/{branch|commit|tag}/{ref...}/{dir}' or '{owner}/{repo}', after the sub-URL.
+function targetOf(context: string, filePath: string, site: Site): RenderTarget {
+    const path = context.startsWith(`${site.subUrl}/`) ? context.slice(site.subUrl.length + 1) : context;
+    const fields = splitN(path, '/', 5);
+    if (fields.length === 5 && fields[2] === 'src' && ['branch', 'commit', 'tag'].includes(fields[3] ?? '')) {
+        const treePath = goPathDir(filePath);
+        const refPath = fields.slice(3).join('/');
+        const suffix = `/${treePath}`;
+        return {
+            owner: fields[0] ?? '',
+            repo: fields[1] ?? '',
+            refPath: refPath.endsWith(suffix) ? refPath.slice(0, -suffix.length) : refPath,
+            treePath,
+        };
     }
-    if (SCHEME_PATTERN.test(context)) {
-        try {
-            return new URL(context).pathname;
-        } catch {
-            return '';
+    const pair = splitN(path, '/', 3);
+    return pair.length === 2
+        ? { owner: pair[0] ?? '', repo: pair[1] ?? '', refPath: '', treePath: '' }
+        : { owner: '', repo: '', refPath: '', treePath: '' };
+}
+
+/** Go's strings.SplitN. */
+function splitN(text: string, separator: string, count: number): string[] {
+    const parts = text.split(separator);
+    return parts.length <= count ? parts : [...parts.slice(0, count - 1), parts.slice(count - 1).join(separator)];
+}
+
+/**
+ * httplib.MakeAbsoluteURL, but for one case: rendering without a repository, Gitea builds the repository's links as
+ * '{owner}/{repo}/...', without its sub-URL, and appends them to the host. Under a sub-URL that points outside the
+ * site, so such a link is appended to ROOT_URL instead (the same URL when ROOT_URL has no path).
+ */
+function makeAbsolute(link: string, site: Site): string {
+    if (link === '') {
+        return site.rootUrl;
+    }
+    const parsed = goParseUrl(link);
+    // httplib.IsRelativeURL: no scheme or host, and nothing a browser would take for one.
+    const isRelative =
+        parsed !== undefined && parsed.scheme === '' && parsed.host === '' && !/^[/\\][/\\]/.test(link) && !parsed.path.includes('\\');
+    if (!isRelative) {
+        return link;
+    }
+    return link.startsWith('/') ? site.hostUrl + link : site.rootUrl + link;
+}
+
+/** markup.resolveLinkRelative: the link against '{base}/{cur}', never above base; URLs with a scheme or host as they are. */
+function resolveLinkRelative(base: string, current: string, link: string, site: Site): string {
+    const parsed = goParseUrl(link);
+    if (parsed === undefined || parsed.scheme !== '' || parsed.host !== '') {
+        return link;
+    }
+    let cur = current;
+    let resolved = '';
+    if (link.startsWith('/')) {
+        // Gitea tolerates absolute paths that already carry a deep enough base.
+        if (link.startsWith(base) && base.split('/').length - 1 >= 4) {
+            resolved = link;
+        } else {
+            cur = '';
         }
     }
-    return context;
-}
-
-// '/{owner}/{repo}/src/{branch|commit|tag}/{ref...}/{dir}' or '/{owner}/{repo}'
-function parseContext(context: string, rootUrl: string, fileDir: string): RepoContext {
-    const fields = contextPath(context, rootUrl)
-        .split('/')
-        .filter((field) => field !== '');
-    const srcIndex = fields.indexOf('src');
-    if (srcIndex >= 2 && ['branch', 'commit', 'tag'].includes(fields[srcIndex + 1] ?? '') && fields.length > srcIndex + 2) {
-        let refPath = fields.slice(srcIndex + 1).join('/');
-        if (fileDir !== '' && refPath.endsWith(`/${fileDir}`)) {
-            refPath = refPath.slice(0, -fileDir.length - 1);
-        }
-        return { owner: fields[srcIndex - 2], repo: fields[srcIndex - 1], refPath };
+    if (resolved === '') {
+        resolved = (base.replace(/\/$/, '') + goPathJoin(`/${cur}`, `/${parsed.escapedPath}`)).replace(/\/$/, '');
+        resolved += parsed.rawQuery === '' ? '' : `?${parsed.rawQuery}`;
+        resolved += parsed.fragment === '' ? '' : `#${parsed.fragment}`;
     }
-    return fields.length >= 2 ? { owner: fields[0], repo: fields[1] } : {};
+    return makeAbsolute(resolved, site);
 }
 
-function repoBaseOf(rootUrl: string, repo: RepoContext): string | undefined {
-    if (repo.owner === undefined || repo.repo === undefined) {
-        return undefined;
-    }
-    return `${rootUrl}${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/`;
-}
-
-function directoryOf(filePath: string): string {
-    const trimmed = filePath.replace(/^\/+/, '');
-    const slash = trimmed.lastIndexOf('/');
-    return slash === -1 ? '' : trimmed.slice(0, slash);
-}
-
-export function plainBases(rootUrl: string): LinkBases {
-    return { rootUrl, linkBase: rootUrl, mediaBase: rootUrl };
-}
-
-export function fileBases(rootUrl: string, context: string, filePath: string): LinkBases {
-    const fileDir = directoryOf(filePath);
-    const repo = parseContext(context, rootUrl, fileDir);
-    const repoBase = repoBaseOf(rootUrl, repo);
-    if (repoBase === undefined) {
-        return plainBases(rootUrl);
-    }
-    const refPath = escapePathSegments(repo.refPath ?? '');
-    const dir = escapePathSegments(fileDir);
+function resolver(site: Site, target: RenderTarget, bases: Record<LinkType, { base: string; cur: string }>): LinkResolver {
     return {
-        rootUrl,
-        repoBase,
-        linkBase: repoBase + joinUrl('src', refPath, dir),
-        mediaBase: repoBase + joinUrl('media', refPath, dir),
+        resolve: (link, type) => resolveLinkRelative(bases[type].base, bases[type].cur, link, site),
+        resolveRoot: (link) => resolveLinkRelative(`${site.subUrl}/`, '', link, site),
+        repoBase:
+            target.owner === '' ? undefined : `${site.rootUrl}${encodeURIComponent(target.owner)}/${encodeURIComponent(target.repo)}/`,
     };
 }
 
-export function commentBases(rootUrl: string, context: string): LinkBases {
-    const repoBase = repoBaseOf(rootUrl, parseContext(context, rootUrl, ''));
-    const base = repoBase ?? rootUrl;
-    return { rootUrl, repoBase, linkBase: base, mediaBase: base };
+/** gfm and file modes: links into the tree ('src'), images from the raw files ('media'), both from the file's folder. */
+export function fileLinks(rootUrl: string, context: string, filePath: string): LinkResolver {
+    const site = siteOf(rootUrl);
+    const target = targetOf(context, filePath, site);
+    const repoLink = `${target.owner}/${target.repo}`;
+    return resolver(site, target, {
+        default: { base: goPathJoin(repoLink, 'src', target.refPath), cur: target.treePath },
+        media: { base: goPathJoin(repoLink, 'media', target.refPath), cur: target.treePath },
+    });
 }
 
-export function wikiBases(rootUrl: string, context: string): LinkBases {
-    const repoBase = repoBaseOf(rootUrl, parseContext(context, rootUrl, ''));
-    const wikiBase = `${repoBase ?? rootUrl}wiki/`;
-    return { rootUrl, repoBase, linkBase: wikiBase, mediaBase: `${wikiBase}raw/`, wikiBase };
+/** comment mode: links and images both from the repository's page. */
+export function commentLinks(rootUrl: string, context: string): LinkResolver {
+    const site = siteOf(rootUrl);
+    const target = targetOf(context, '', site);
+    const repoLink = target.owner === '' ? '' : `${target.owner}/${target.repo}`;
+    return resolver(site, target, { default: { base: repoLink, cur: '' }, media: { base: repoLink, cur: '' } });
 }
 
-export function resolveUrl(url: string, base: string, rootUrl: string): string {
-    if (url === '' || url.startsWith('#') || url.startsWith('//') || SCHEME_PATTERN.test(url)) {
-        return url;
-    }
-    try {
-        return new URL(url.startsWith('/') ? url.slice(1) : url, url.startsWith('/') ? rootUrl : base).href;
-    } catch {
-        return url;
-    }
+/** wiki mode: links to wiki pages, images from the wiki's raw files. */
+export function wikiLinks(rootUrl: string, context: string): LinkResolver {
+    const site = siteOf(rootUrl);
+    const target = targetOf(context, '', site);
+    const repoLink = `${target.owner}/${target.repo}`;
+    return resolver(site, target, {
+        default: { base: goPathJoin(repoLink, 'wiki'), cur: '' },
+        media: { base: goPathJoin(repoLink, 'wiki/raw'), cur: '' },
+    });
 }

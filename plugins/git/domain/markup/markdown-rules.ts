@@ -1,19 +1,26 @@
-// The markdown-it rules of Gitea's markdown: heading ids, table alignment, task lists, resolved links and images,
-// issue references and mentions, www. autolinks, wiki links, and file names that are not emphasis.
+// The markdown-it rules of Gitea's markdown: heading ids, table alignment, task lists, www. autolinks, file names
+// that are not emphasis, and what Gitea's post-processing adds (modules/markup/html*.go): resolved links and images,
+// links around images, [[short links]], issue references and mentions.
 import MarkdownIt from 'markdown-it';
 import type { StateCore, StateInline, Token } from 'markdown-it';
 
-import { escapePathSegments, type LinkBases, resolveUrl } from './links.ts';
+import type { LinkResolver } from './links.ts';
 import { markedClass } from './sanitiser.ts';
+import { shortLinkOf } from './short-links.ts';
 
 export type MarkdownRenderer = InstanceType<typeof MarkdownIt>;
 
 // A type alias (not an interface) so it fits markdown-it's index-signature Env.
 export type RenderEnv = {
-    bases: LinkBases;
+    /** Where links point; absent for raw markdown, which Gitea renders without its post-processing. */
+    links?: LinkResolver;
     issueRefs: boolean;
-    mentionable: ReadonlySet<string>;
     slugCounts: Map<string, number>;
+    /** The distinct lower-case names that mentions use, gathered while parsing, at most maxMentionNames of them. */
+    mentionNames: Set<string>;
+    maxMentionNames: number;
+    /** Those of mentionNames that name a user a mention links to, known once they are looked up. */
+    mentionable: ReadonlySet<string>;
 };
 
 function attributeOf(token: Token, name: string): string {
@@ -22,7 +29,7 @@ function attributeOf(token: Token, name: string): string {
 
 function envOf(state: { env: unknown }): RenderEnv | undefined {
     const env = state.env as Partial<RenderEnv> | undefined;
-    return env?.bases === undefined ? undefined : (env as RenderEnv);
+    return env?.slugCounts === undefined ? undefined : (env as RenderEnv);
 }
 
 // GitHub-style slug: lower-case, spaces to '-', everything but letters, digits, '-', '_' removed.
@@ -99,23 +106,27 @@ function taskListRule(state: StateCore): void {
     }
 }
 
-function imageWrapper(state: StateCore, href: string): [Token, Token] {
+function imageLink(state: StateCore, href: string): [Token, Token] {
     const open = new state.Token('link_open', 'a', 1);
     open.attrs = [
         ['href', href],
         ['target', '_blank'],
-        ['rel', 'nofollow noopener'],
     ];
     return [open, new state.Token('link_close', 'a', -1)];
 }
 
-// Resolves relative links and images, and wraps images not already in a link.
+// processNodeA: Gitea tests the whole '#...' value, so only footnote-style ids escape the prefix (a '#user-content-x' gets a second one).
+function anchorHref(href: string): string {
+    return href.includes(':user-content-') ? href : `#user-content-${href.slice(1)}`;
+}
+
+// Gitea's processNodeA and visitNodeImg: links resolve as pages, image sources as media, and an image outside a link
+// (with a source that is neither empty nor data:) becomes a link to its page, opening in a new tab.
 function linkResolveRule(state: StateCore): void {
-    const env = envOf(state);
-    if (env === undefined) {
+    const links = envOf(state)?.links;
+    if (links === undefined) {
         return;
     }
-    const { bases } = env;
     for (const block of state.tokens) {
         if (block.type !== 'inline' || block.children === null) {
             continue;
@@ -125,14 +136,15 @@ function linkResolveRule(state: StateCore): void {
         for (const token of block.children) {
             if (token.type === 'link_open') {
                 linkDepth++;
-                token.attrSet('href', resolveUrl(attributeOf(token, 'href'), bases.linkBase, bases.rootUrl));
+                const href = attributeOf(token, 'href');
+                token.attrSet('href', href.startsWith('#') ? anchorHref(href) : links.resolve(href, 'default'));
             } else if (token.type === 'link_close') {
                 linkDepth--;
-            } else if (token.type === 'image') {
-                const src = resolveUrl(attributeOf(token, 'src'), bases.mediaBase, bases.rootUrl);
-                token.attrSet('src', src);
-                if (linkDepth === 0 && !src.toLowerCase().startsWith('data:')) {
-                    const [open, close] = imageWrapper(state, src);
+            } else if (token.type === 'image' || token.type === SHORT_LINK_IMAGE) {
+                const source = attributeOf(token, 'src');
+                token.attrSet('src', links.resolve(source, 'media'));
+                if (linkDepth === 0 && source !== '' && !source.startsWith('data:')) {
+                    const [open, close] = imageLink(state, links.resolve(source, 'default'));
                     output.push(open, token, close);
                     continue;
                 }
@@ -152,33 +164,42 @@ interface TextLinker {
     linkFor(match: RegExpMatchArray, env: RenderEnv): { attrs: Array<[string, string]>; length: number } | undefined;
 }
 
-const REFERENCE_LINKER: TextLinker = {
-    quickTest: /[#@]/,
-    pattern: /(^|[\s([])(?:#(\d+)|@([\w][\w.-]*[\w]|[\w]))(?=$|[\s)\]:;,.?!'"])/g,
-    linkFor([whole, lead = '', issue, user], env) {
-        const length = whole.length - lead.length;
-        if (issue !== undefined) {
-            const repoBase = env.bases.repoBase;
-            return repoBase === undefined
-                ? undefined
-                : {
-                      attrs: [
-                          ['href', `${repoBase}issues/${issue}`],
-                          ['data-attr-class', markedClass('ref-issue')],
-                      ],
-                      length,
-                  };
-        }
-        if (user === undefined || !env.mentionable.has(user.toLowerCase())) {
+const ISSUE_LINKER: TextLinker = {
+    quickTest: /#/,
+    pattern: /(^|[\s([])#(\d+)(?=$|[\s)\]:;,.?!'"])/g,
+    linkFor([whole, lead = '', issue], env) {
+        const repoBase = env.links?.repoBase;
+        if (repoBase === undefined) {
             return undefined;
         }
         return {
             attrs: [
-                ['href', `${env.bases.rootUrl}${encodeURIComponent(user)}`],
-                ['data-attr-class', markedClass('mention')],
+                ['href', `${repoBase}issues/${issue}`],
+                ['data-attr-class', markedClass('ref-issue')],
             ],
-            length,
+            length: whole.length - lead.length,
         };
+    },
+};
+
+/** Names longer than this name nobody (Gitea's user names have at most 40 characters) and are not looked up. */
+const MAX_USER_NAME_LENGTH = 40;
+
+// references.mentionPattern ('@user' or '@org/team' after a space, '(' or '[' and before a space, an end of sentence,
+// a quote or a closing bracket), with the leading context as an empty group: Gitea searches again from the end of the
+// name, so the character after one mention may lead the next. Go's \s is ASCII white space only.
+const MENTION_PATTERN =
+    /(?<=^|[\t\n\f\r ([])()@([-\w][-.\w]*?|[-\w][-.\w]*?\/[-\w][-.\w]*?)(?=[\t\n\f\r ]|$|[:,;.?!](?:[\t\n\f\r ]|$)|['\])])/g;
+
+// mentionProcessor: a mention links to the user's page when the name is one of a user that may be mentioned.
+const MENTION_LINKER: TextLinker = {
+    quickTest: /@/,
+    pattern: MENTION_PATTERN,
+    linkFor([whole, , name = ''], env) {
+        if (env.links === undefined || !env.mentionable.has(name.toLowerCase())) {
+            return undefined;
+        }
+        return { attrs: [['href', env.links.resolveRoot(name)]], length: whole.length };
     },
 };
 
@@ -249,33 +270,95 @@ function textLinkRule(linker: TextLinker, isEnabled: (env: RenderEnv) => boolean
     };
 }
 
-function wikiPageUrl(page: string, wikiBase: string): string {
-    if (/^https?:\/\//i.test(page)) {
-        return page;
+/** The distinct names that mentions in the parsed text use, lower-case, up to the env's bound. */
+function mentionNamesRule(state: StateCore): void {
+    const env = envOf(state);
+    if (env?.links === undefined) {
+        return;
     }
-    return wikiBase + escapePathSegments(page.trim().replace(/ /g, '-'));
+    for (const block of state.tokens) {
+        if (block.type !== 'inline' || block.children === null || !block.content.includes('@')) {
+            continue;
+        }
+        let linkDepth = 0;
+        for (const token of block.children) {
+            linkDepth += token.type === 'link_open' ? 1 : token.type === 'link_close' ? -1 : 0;
+            if (token.type !== 'text' || linkDepth !== 0 || !token.content.includes('@')) {
+                continue;
+            }
+            for (const [, , name = ''] of token.content.matchAll(MENTION_PATTERN)) {
+                if (env.mentionNames.size === env.maxMentionNames) {
+                    return;
+                }
+                if (name.length <= MAX_USER_NAME_LENGTH && !name.includes('/')) {
+                    env.mentionNames.add(name.toLowerCase());
+                }
+            }
+        }
+    }
 }
 
-// '[[Page]]' and '[[Name|Page]]', only when the env carries a wiki base.
-function wikiLinkRule(state: StateInline, silent: boolean): boolean {
-    const wikiBase = envOf(state)?.bases.wikiBase;
-    if (wikiBase === undefined || !state.src.startsWith('[[', state.pos)) {
+const SHORT_LINK_IMAGE = 'gitea_short_link_image';
+const WORD_CHARACTERS = /\w*/y;
+
+// The next occurrence of a mark, remembered per inline state, so that a line of many '[[' stays linear.
+const nextMarks = new WeakMap<StateInline, Map<string, { from: number; at: number }>>();
+
+function nextMark(state: StateInline, mark: string, from: number): number {
+    const marks = nextMarks.get(state) ?? new Map<string, { from: number; at: number }>();
+    nextMarks.set(state, marks);
+    const known = marks.get(mark);
+    // The first mark at or after known.from is also the first at or after any later position before it.
+    if (known !== undefined && known.from <= from && (known.at === -1 || known.at >= from)) {
+        return known.at;
+    }
+    const at = state.src.indexOf(mark, from);
+    marks.set(mark, { from, at });
+    return at;
+}
+
+// shortLinkPattern, \[\[(.*?)\]\](\w*): '[[' up to the first ']]' on the same line (Go's '.' stops at a line feed only),
+// and the word characters after it.
+function shortLinkAt(state: StateInline): { content: string; tail: string; end: number } | undefined {
+    const close = nextMark(state, ']]', state.pos + 2);
+    const lineEnd = nextMark(state, '\n', state.pos + 2);
+    if (close === -1 || (lineEnd !== -1 && lineEnd < close)) {
+        return undefined;
+    }
+    WORD_CHARACTERS.lastIndex = close + 2;
+    const tail = WORD_CHARACTERS.exec(state.src)?.[0] ?? '';
+    return { content: state.src.slice(state.pos + 2, close), tail, end: close + 2 + tail.length };
+}
+
+// '[[Page]]', '[[Name|Page]]', '[[image.png|alt=...|title=...]]' outside links, in the modes Gitea post-processes.
+// After markdown-it's own link rule, so that '[[x]](url)' stays a link, as in goldmark.
+function shortLinkRule(state: StateInline, silent: boolean): boolean {
+    const linkLevel = (state as StateInline & { linkLevel?: number }).linkLevel ?? 0;
+    if (envOf(state)?.links === undefined || linkLevel > 0 || !state.src.startsWith('[[', state.pos)) {
         return false;
     }
-    const end = state.src.indexOf(']]', state.pos + 2);
-    const inner = end === -1 ? '' : state.src.slice(state.pos + 2, end);
-    if (inner.trim() === '' || /[\n[\]]/.test(inner)) {
+    const found = shortLinkAt(state);
+    if (found === undefined || found.end > state.posMax) {
         return false;
     }
     if (!silent) {
-        const bar = inner.indexOf('|');
-        const name = bar === -1 ? inner : inner.slice(0, bar);
-        const page = bar === -1 ? inner : inner.slice(bar + 1);
-        state.push('link_open', 'a', 1).attrs = [['href', wikiPageUrl(page, wikiBase)]];
-        state.push('text', '', 0).content = name.trim();
+        // The processor reads the rendered text: escapes and entities are already decoded there.
+        const unescape = (text: string) => state.md.utils.unescapeAll(text);
+        const link = shortLinkOf(unescape(found.content), found.tail, unescape);
+        state.push('link_open', 'a', 1).attrs = [['href', link.href]];
+        if (link.image === undefined) {
+            state.push('text', '', 0).content = link.name;
+        } else {
+            const image = state.push(SHORT_LINK_IMAGE, 'img', 0);
+            image.attrs = [
+                ['src', link.href],
+                ['title', link.image.title],
+                ...(link.image.alt === '' ? [] : [['alt', link.image.alt] as [string, string]]),
+            ];
+        }
         state.push('link_close', 'a', -1);
     }
-    state.pos = end + 2;
+    state.pos = found.end;
     return true;
 }
 
@@ -296,6 +379,15 @@ function filenameUnderscoreRule(state: StateInline, silent: boolean): boolean {
     return true;
 }
 
+const mentionLinkRule = textLinkRule(MENTION_LINKER, (env) => env.links !== undefined);
+
+/** Links the mentions in parsed tokens, once the names the env gathered are looked up into env.mentionable. */
+export function linkMentions(md: MarkdownRenderer, tokens: Token[], env: RenderEnv): void {
+    const state = new md.core.State('', md, env);
+    state.tokens = tokens;
+    mentionLinkRule(state);
+}
+
 function codeLanguage(info: string): string {
     const language =
         info
@@ -312,16 +404,18 @@ export function createMarkdown(breaks: boolean): MarkdownRenderer {
         'gitea_www_links',
         textLinkRule(WWW_LINKER, () => true),
     );
-    md.inline.ruler.before('link', 'gitea_wiki_link', wikiLinkRule);
+    md.inline.ruler.after('link', 'gitea_short_link', shortLinkRule);
     md.inline.ruler.before('emphasis', 'gitea_filename_underscores', filenameUnderscoreRule);
     md.core.ruler.push('gitea_heading_ids', headingIdsRule);
     md.core.ruler.push('gitea_table_align', tableAlignRule);
     md.core.ruler.push('gitea_task_lists', taskListRule);
     md.core.ruler.push(
         'gitea_issue_refs',
-        textLinkRule(REFERENCE_LINKER, (env) => env.issueRefs),
+        textLinkRule(ISSUE_LINKER, (env) => env.issueRefs),
     );
     md.core.ruler.push('gitea_links', linkResolveRule);
+    md.core.ruler.push('gitea_mention_names', mentionNamesRule);
+    md.renderer.rules[SHORT_LINK_IMAGE] = (tokens, index, _options, _env, self) => `<img${self.renderAttrs(tokens[index] as Token)}>`;
     md.renderer.rules.s_open = () => '<del>';
     md.renderer.rules.s_close = () => '</del>';
     md.renderer.rules.fence = (tokens, index) => {

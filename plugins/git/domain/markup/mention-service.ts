@@ -2,10 +2,12 @@ import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import { defineService } from '../../../../lib/services.ts';
-import { USER_TYPE } from '../identity/user-service.ts';
 import { VISIBILITIES } from '../identity/names.ts';
 
-/** Which mentioned names a rendered comment links: Gitea links a mention only to an existing, public individual user. */
+/**
+ * Which mentioned names a rendered document links. Rendering through the API, Gitea links a mention to an existing
+ * user of any kind (organisations too) whose visibility is public (services/markup/renderhelper.go).
+ */
 export class MentionService {
     readonly #server: Server;
 
@@ -17,7 +19,7 @@ export class MentionService {
         return this.#server.app.knex;
     }
 
-    /** Of the lower-case names (the renderer bounds how many), those of public individual users, in one query. */
+    /** Of the lower-case names (the renderer bounds how many), those of public users and organisations, in one query. */
     async mentionable(names: string[]): Promise<Set<string>> {
         if (names.length === 0) {
             return new Set();
@@ -25,7 +27,7 @@ export class MentionService {
 
         const rows: Array<{ lower_name: string }> = await this.#knex('users')
             .whereIn('lower_name', names)
-            .where({ type: USER_TYPE.individual, visibility: VISIBILITIES.indexOf('public') })
+            .where({ visibility: VISIBILITIES.indexOf('public') })
             .select('lower_name');
         return new Set(rows.map((row) => String(row.lower_name)));
     }

@@ -149,6 +149,12 @@ function restoreMarkedClasses(html: string): string {
     return html.includes(MARKED_CLASS_ATTRIBUTE) ? html.replaceAll(MARKED_CLASS_ATTRIBUTE, ' class="') : html;
 }
 
+// sanitize-html ends void elements with ' />', Gitea's renderer (x/net/html) with '/>'. Text and attribute values
+// have their '>' escaped, so the sequence occurs nowhere else.
+function goSelfClosingTags(html: string): string {
+    return html.includes(' />') ? html.replaceAll(' />', '/>') : html;
+}
+
 export function sanitizeHtml(html: string): string {
-    return restoreMarkedClasses(sanitize(html, SANITIZE_OPTIONS));
+    return goSelfClosingTags(restoreMarkedClasses(sanitize(html, SANITIZE_OPTIONS)));
 }

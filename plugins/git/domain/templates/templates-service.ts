@@ -8,11 +8,12 @@ import { NotFoundError } from '../../../../lib/errors.ts';
 import { fileURLToPath } from 'node:url';
 import { defineService } from '../../../../lib/services.ts';
 
+/** Gitea's structs.LabelTemplate, its fields in the order Gitea's JSON gives them. */
 export interface LabelTemplate {
     name: string;
+    exclusive: boolean;
     color: string;
     description: string;
-    exclusive: boolean;
 }
 
 export interface LicenseEntry {
@@ -184,9 +185,9 @@ function parseYamlLabels(text: string, file: string): LabelTemplate[] {
 
     return document.labels.map((label) => ({
         name: String(label.name ?? ''),
+        exclusive: String(label.exclusive).toLowerCase() === 'true',
         color: normaliseColor(String(label.color ?? '')),
         description: String(label.description ?? ''),
-        exclusive: String(label.exclusive).toLowerCase() === 'true',
     }));
 }
 
@@ -198,7 +199,7 @@ function parseLegacyLabels(text: string): LabelTemplate[] {
         .map((line) => {
             const [head = '', description = ''] = line.split(';', 2);
             const [color = '', ...words] = head.trim().split(/\s+/);
-            return { name: words.join(' '), color: normaliseColor(color), description: description.trim(), exclusive: false };
+            return { name: words.join(' '), exclusive: false, color: normaliseColor(color), description: description.trim() };
         });
 }
 

@@ -1,7 +1,12 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
+import { ValidationError } from '../../../../lib/errors.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { type CreateHookInput, type EditHookInput, type HookKind, toApiHook, webhooks } from '../../domain/webhooks/hook-service.ts';
+import { formString } from '../shared/query.ts';
+
+/** Gitea's webhook_service.IsValidHookTaskType: its own two types and every requester it registers. */
+const HOOK_TYPES = ['gitea', 'gogs', 'dingtalk', 'discord', 'feishu', 'matrix', 'msteams', 'packagist', 'slack', 'telegram', 'wechatwork'];
 
 function hookId(request: Request): number {
     return Number(request.params.id);
@@ -9,13 +14,20 @@ function hookId(request: Request): number {
 
 export const adminListHooks: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
-    const kind = ((request.query as { type?: HookKind }).type ?? 'system') as HookKind;
+    // Anything but `default` or `all` lists the system hooks, as Gitea does.
+    const type = formString(request.query, 'type');
+    const kind: HookKind = type === 'default' || type === 'all' ? type : 'system';
     const { rows, total } = await webhooks(request.server).list(kind, paging);
     return setPagingHeaders(request, h.response(rows.map(toApiHook)), request.server.app.config.publicUrl, { total, paging });
 };
 
 export const adminCreateHook: Lifecycle.Method = async (request, h) => {
-    const hook = await webhooks(request.server).create(request.payload as CreateHookInput);
+    const input = request.payload as CreateHookInput;
+    if (!HOOK_TYPES.includes(input.type)) {
+        throw new ValidationError(`Invalid hook type: ${input.type}`);
+    }
+
+    const hook = await webhooks(request.server).create(input);
     return h.response(toApiHook(hook)).code(201);
 };
 

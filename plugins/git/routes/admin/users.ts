@@ -6,21 +6,14 @@ import { pathUser } from '../../domain/identity/access.ts';
 import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { toApiUser } from '../../domain/identity/format.ts';
 import { type CreateUserInput, type EditUserInput, USER_TYPE, type UserSearch, users } from '../../domain/identity/user-service.ts';
+import { resolveSortOrder } from '../shared/query.ts';
 
+/** Gitea's user_model.AdminUserOrderByMap; no sort is by name. */
 const SORTS = ['name', 'created', 'updated', 'id'];
-const ORDERS = ['asc', 'desc'];
 
 function searchFilters(query: Record<string, unknown>): UserSearch {
-    const filters = query as UserSearch;
-    if (filters.sort !== undefined && !SORTS.includes(filters.sort)) {
-        throw new ValidationError(`invalid sort [${filters.sort}]`);
-    }
-
-    if (filters.order !== undefined && !ORDERS.includes(filters.order)) {
-        throw new ValidationError(`invalid order [${filters.order}]`);
-    }
-
-    return filters;
+    const order = resolveSortOrder(query, SORTS);
+    return { ...(query as UserSearch), sort: order?.sort, order: order?.order };
 }
 
 function publicUrl(request: Request): string {

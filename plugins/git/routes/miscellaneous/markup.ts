@@ -1,6 +1,6 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { mentionedNames, renderMarkup as render, type RenderRequest, renderRawMarkdown } from '../../domain/markup/render.ts';
+import { prepareMarkup, type RenderRequest, renderRawMarkdown } from '../../domain/markup/render.ts';
 import { mentions } from '../../domain/markup/mention-service.ts';
 
 interface MarkupPayload {
@@ -21,13 +21,13 @@ const renderAnswer: Lifecycle.Method = async (request, h) => {
         filePath: payload.FilePath,
         wiki: payload.Wiki,
     };
-    markup.mentionable = await mentions(request.server).mentionable(mentionedNames(markup));
-    const result = render(markup, request.server.app.config.publicUrl);
-    if (!result.ok) {
-        return h.response(`${result.message}\n`).type('text/plain; charset=utf-8').code(422);
+    const prepared = prepareMarkup(markup, request.server.app.config.publicUrl);
+    if (!prepared.ok) {
+        return h.response(`${prepared.message}\n`).type('text/plain; charset=utf-8').code(422);
     }
 
-    return h.response(result.html).type('text/html; charset=utf-8');
+    const mentionable = await mentions(request.server).mentionable(prepared.markup.mentionNames);
+    return h.response(prepared.markup.render(mentionable)).type('text/html; charset=utf-8');
 };
 
 export const renderMarkdown = renderAnswer;
@@ -35,4 +35,4 @@ export const renderMarkdown = renderAnswer;
 export const renderMarkup = renderAnswer;
 
 export const renderMarkdownRaw: Lifecycle.Method = (request, h) =>
-    h.response(renderRawMarkdown(request.payload as string, request.server.app.config.publicUrl)).type('text/html; charset=utf-8');
+    h.response(renderRawMarkdown(request.payload as string)).type('text/html; charset=utf-8');

@@ -4,24 +4,17 @@ import { now } from '../../../../lib/database.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { notifications, sourceValues, STATUS, statusValues, type ThreadFilter } from '../../domain/notifications/notification-service.ts';
+import { formStrings, formTime, secondEnd, secondStart } from '../shared/query.ts';
 
 interface ListQuery {
     all?: boolean | string;
     'status-types'?: string[];
-    'subject-type'?: string[];
-    since?: string;
-    before?: string;
-    last_read_at?: string;
     'to-status'?: string;
 }
 
 /** Go's ParseBool, plus `on` as Gitea's form reader takes it. */
 function isTrue(value: boolean | string | undefined): boolean {
     return value === true || (typeof value === 'string' && ['1', 't', 'T', 'TRUE', 'true', 'True', 'on'].includes(value));
-}
-
-function epoch(value: string | undefined): number | undefined {
-    return value === undefined ? undefined : Date.parse(value);
 }
 
 /** The statuses asked for; when every one given is unknown, no status filter applies (Gitea's rule). */
@@ -52,12 +45,15 @@ function threadId(request: Request): number {
 export const notifyGetList: Lifecycle.Method = async (request, h) => {
     const user = signedInUser(request);
     const query = request.query as ListQuery;
+    // Gitea reads `before` first, and answers a malformed time 422 with Go's own words.
+    const before = formTime(request.query, 'before', 422);
+    const since = formTime(request.query, 'since', 422);
     const paging = parsePaging(request.query);
     const filter: ThreadFilter = {
         statuses: statusFilter(query, [STATUS.unread, STATUS.pinned]),
-        sources: sourceValues(query['subject-type'] ?? []),
-        since: epoch(query.since),
-        before: epoch(query.before),
+        sources: sourceValues(formStrings(request.query, 'subject-type')),
+        since: since === undefined ? undefined : secondStart(since),
+        before: before === undefined ? undefined : secondEnd(before),
     };
     const { items, total } = await notifications(request.server).page(user, filter, paging, readsAsOf(request));
     return setPagingHeaders(request, h.response(items), request.server.app.config.publicUrl, { total, paging });
@@ -66,12 +62,14 @@ export const notifyGetList: Lifecycle.Method = async (request, h) => {
 export const notifyReadList: Lifecycle.Method = async (request, h) => {
     const user = signedInUser(request);
     const query = request.query as ListQuery;
+    // A malformed `last_read_at` is a 400 here, not a 422 as on the listing: Gitea's own inconsistency.
+    const lastReadAt = formTime(request.query, 'last_read_at', 400);
     const service = notifications(request.server);
     const changed = await service.markMany(
         user,
         statusFilter(query, [STATUS.unread]),
         targetStatus(query),
-        epoch(query.last_read_at) ?? now(),
+        lastReadAt === undefined ? now() : secondEnd(lastReadAt),
     );
     return h.response(await service.toApiThreads(changed, user)).code(205);
 };

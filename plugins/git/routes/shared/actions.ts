@@ -9,6 +9,7 @@ import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { type RunnerScope, runners, toApiRunner } from '../../domain/actions/runner-service.ts';
 import { actionRuns, type RunScope } from '../../domain/actions/action-run-service.ts';
 import { statusFilter } from '../../domain/actions/status.ts';
+import { resolveSortOrder } from './query.ts';
 
 interface RunQuery {
     status?: string;
@@ -16,8 +17,6 @@ interface RunQuery {
     branch?: string;
     actor?: string;
     head_sha?: string;
-    sort?: string;
-    order?: string;
     disabled?: boolean;
 }
 
@@ -67,9 +66,11 @@ export async function runList(request: Request, h: ResponseToolkit, scope: RunSc
 
 export async function jobList(request: Request, h: ResponseToolkit, scope: RunScope | undefined): Promise<object> {
     const query = request.query as RunQuery;
+    // Gitea's actions_model.JobOrderByMap: by id only, ascending unless told otherwise.
+    const order = resolveSortOrder(request.query, ['id']);
     const paging = parsePaging(request.query);
     const service = actionRuns(request.server);
-    const { rows, total } = await service.listJobs(scope, statusFilter(query.status), { sort: query.sort, order: query.order }, paging);
+    const { rows, total } = await service.listJobs(scope, statusFilter(query.status), { sort: order?.sort, order: order?.order }, paging);
     const body = { jobs: await service.toApiJobs(rows), total_count: total };
     return setPagingHeaders(request, h.response(body), request.server.app.config.publicUrl, { total, paging });
 }

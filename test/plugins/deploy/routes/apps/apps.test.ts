@@ -4,6 +4,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
+import type { Finding } from '../../../../../plugins/deploy/domain/findings/finding.ts';
 import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 
@@ -289,6 +290,35 @@ describe('deploy manager: apps as drafts', () => {
         expect(body.lint.some((finding) => finding.level === 'warning')).to.be.true();
         expect(Fs.existsSync(Path.join(server.context.config.apps.appsDir, 'wiki'))).to.equal(before);
         expect(Fs.existsSync(Path.join(server.context.config.apps.nginxSitesDir, 'wiki.conf'))).to.be.false();
+    });
+
+    it("previews a compose file that does not publish the port the app's nginx site proxies to as an error", async () => {
+        const created = await editor.post('/api/apps', { name: 'moved', image: 'nginx', tag: '1.25' });
+        expect(created.status, created.text).to.equal(201);
+        const { hostPort, draft } = (created.body as AppBody).app;
+        const aboutSite = <T extends { message: string }>(findings: T[]) =>
+            findings.filter((finding) => finding.message.includes('nginx site'));
+        const before = await editor.post('/api/apps/moved/preview');
+        expect(aboutSite((before.body as { lint: Array<{ message: string }> }).lint)).to.equal([]);
+
+        const other = hostPort + 1000;
+        const compose = draft.compose.replace(`127.0.0.1:${hostPort}:80`, `127.0.0.1:${other}:80`);
+        expect((await editor.put('/api/apps/moved/draft', { compose })).status).to.equal(200);
+        const response = await editor.post('/api/apps/moved/preview');
+        expect(response.status, response.text).to.equal(200);
+        const lint = (response.body as { lint: Finding[] }).lint;
+        expect(aboutSite(lint)).to.equal([
+            {
+                path: 'services.app.ports[0]',
+                level: 'error',
+                message:
+                    `the app's nginx site proxies / to 127.0.0.1:${hostPort}, which no service publishes (app publishes 127.0.0.1:${other}): ` +
+                    'the deploy would fail when nginx answers 502 Bad Gateway',
+                service: 'app',
+                field: 'ports',
+                fix: `publish "127.0.0.1:${hostPort}:80", or point the site's location / at http://127.0.0.1:${other}`,
+            },
+        ]);
     });
 
     it('lists the files on disk, masking secret values for viewers', async () => {

@@ -114,6 +114,140 @@ describe('deploy manager: compose model endpoints', () => {
         expect(specBody.lint.map((finding) => finding.path)).to.equal(['services.web.healthcheck', 'services.web.volumes']);
     });
 
+    it('validates a file with mistakes in YAML or in types: 200, ok false, each mistake in errors', async () => {
+        const text = [
+            'services:',
+            '  web:',
+            '    image: 5',
+            '    ports: {a: b}',
+            '    environment: 5',
+            '    healthcheck: {test: [CMD, "true"], retries: three}',
+            '    bogus_key: 1',
+            '  db:',
+            '    image: postgres:16',
+            '    volumes: [{type: volume}, "./data:/data"]',
+            '    depends_on: {web: {condition: sometimes}}',
+            '    ports: [true, "not-a-port"]',
+            'volumes:',
+            '  data: {driver: 5}',
+        ].join('\n');
+        const response = await editor.post('/api/compose/validate', { text });
+        expect(response.status, response.text).to.equal(200);
+        const body = response.body as ValidateBody;
+        expect(body.ok).to.be.false();
+        expect(body.lint).to.equal([]);
+        expect(body.errors.map((finding) => [finding.path, finding.message])).to.equal([
+            ['services.web.image', 'services.web.image (line 3): must be a string'],
+            ['services.web.ports', 'services.web.ports (line 4): must be a list'],
+            ['services.web.environment', 'services.web.environment (line 5): must be a mapping or a list of NAME=value'],
+            ['services.web.healthcheck.retries', 'services.web.healthcheck.retries (line 6): must be a number'],
+            ['services.db.volumes[0].target', 'services.db.volumes[0].target: is required (the path in the container)'],
+            [
+                'services.db.depends_on.web.condition',
+                'services.db.depends_on.web.condition (line 11): must be one of service_started, service_healthy, service_completed_successfully',
+            ],
+            [
+                'services.db.ports[0]',
+                'services.db.ports[0] (line 12): must be a port ("127.0.0.1:8080:80" or 80) or a mapping (target, published, ...)',
+            ],
+            ['volumes.data.driver', 'volumes.data.driver (line 14): must be a string'],
+            ['services.web.bogus_key', 'services.web.bogus_key: is not allowed here (unknown key, or misspelt)'],
+            ['services.db.ports[1]', 'services.db.ports[1]: must match format "ports"'],
+        ]);
+        for (const finding of body.errors) {
+            expect(finding.level).to.equal('error');
+            expect(finding.fix).to.be.a.string();
+        }
+
+        expect(body.errors[0]).to.include({ service: 'web', field: 'image' });
+
+        const model = { services: { web: { image: 5, ports: 'x', environment: 5, bogus: 1 }, db: 7 }, extra: { volumes: {} } };
+        const fromSpec = await editor.post('/api/compose/validate', { spec: model });
+        expect(fromSpec.status, fromSpec.text).to.equal(200);
+        expect((fromSpec.body as ValidateBody).ok).to.be.false();
+        expect((fromSpec.body as ValidateBody).errors.map((finding) => finding.path)).to.equal([
+            'services.web.bogus',
+            'services.db',
+            'extra.volumes',
+            'services.web.image',
+            'services.web.environment',
+            'services.web.ports',
+        ]);
+
+        for (const [broken, message] of [
+            ['services:\n  web:\n    image: [nginx\n', /^line \d+, column \d+: /],
+            ['# nothing\n', /^the compose file is empty$/],
+            ['- web\n', /must be a mapping of top-level keys/],
+        ] as const) {
+            const syntax = await editor.post('/api/compose/validate', { text: broken });
+            expect(syntax.status, syntax.text).to.equal(200);
+            const syntaxBody = syntax.body as ValidateBody;
+            expect(syntaxBody.ok).to.be.false();
+            expect(syntaxBody.errors.map((finding) => [finding.level, finding.path])).to.equal([['error', '']]);
+            expect(syntaxBody.errors[0]?.message).to.match(message);
+        }
+    });
+
+    it('still refuses a file with mistakes on parse and on the compose update, naming the first', async () => {
+        const text = 'services:\n  web:\n    image: 5\n    ports: {a: b}\n    environment: 5\n';
+        const parsed = await editor.post('/api/compose/parse', { text });
+        expect(parsed.status, parsed.text).to.equal(422);
+        expect((parsed.body as { error: string }).error).to.equal('text: services.web.image (line 3): must be a string');
+        const rendered = await editor.post('/api/compose/render', { spec: { services: { web: { image: 5, ports: 'x' } } } });
+        expect(rendered.status, rendered.text).to.equal(422);
+        expect((rendered.body as { error: string }).error).to.equal('spec: services.web.image: must be a string');
+
+        expect((await editor.post('/api/apps', { name: 'typed', image: 'nginx', tag: '1.25' })).status).to.equal(201);
+        const draftBefore = (await editor.get('/api/apps/typed')).body;
+        const updated = await editor.put('/api/apps/typed/compose', { mode: 'text', text, acceptRisks: true });
+        expect(updated.status, updated.text).to.equal(422);
+        expect((updated.body as { error: string }).error).to.equal('compose: services.web.image (line 3): must be a string');
+        expect((await editor.get('/api/apps/typed')).body).to.equal(draftBefore);
+    });
+
+    it("with an app, says when the file does not publish the port the app's nginx site proxies to", async () => {
+        const created = await editor.post('/api/apps', { name: 'ported', image: 'nginx', tag: '1.25' });
+        expect(created.status, created.text).to.equal(201);
+        const { hostPort, draft } = (created.body as { app: { hostPort: number; draft: { compose: string } } }).app;
+        const other = hostPort + 1000;
+        const moved = draft.compose.replace(`127.0.0.1:${hostPort}:80`, `127.0.0.1:${other}:80`);
+        expect(moved).to.not.equal(draft.compose);
+
+        const forApp = await editor.post('/api/compose/validate', { text: moved, app: 'ported' });
+        expect(forApp.status, forApp.text).to.equal(200);
+        const body = forApp.body as ValidateBody;
+        expect(body.ok).to.be.false();
+        const finding = body.errors.find((error) => error.path === 'services.app.ports[0]');
+        expect(finding?.message).to.equal(
+            `the app's nginx site proxies / to 127.0.0.1:${hostPort}, which no service publishes (app publishes 127.0.0.1:${other}): ` +
+                'the deploy would fail when nginx answers 502 Bad Gateway',
+        );
+        expect(finding?.fix).to.equal(`publish "127.0.0.1:${hostPort}:80", or point the site's location / at http://127.0.0.1:${other}`);
+
+        const spec = parseCompose(moved);
+        const fromSpec = await editor.post('/api/compose/validate', { spec, app: 'ported' });
+        expect((fromSpec.body as ValidateBody).errors.map((error) => error.path)).to.include('services.app.ports[0]');
+
+        const exposed = await editor.post('/api/compose/validate', {
+            text: 'services:\n  app:\n    image: nginx:1.25\n    expose: ["80"]\n',
+            app: 'ported',
+        });
+        expect((exposed.body as ValidateBody).errors.map((error) => [error.level, error.path])).to.equal([
+            ['error', 'services.app.expose[0]'],
+        ]);
+
+        const alone = await editor.post('/api/compose/validate', { text: moved });
+        expect((alone.body as ValidateBody).errors.map((error) => error.path)).to.not.include('services.app.ports[0]');
+        // The draft's own file publishes what its site proxies to (other errors, a busy port say, are not under test).
+        const unchanged = await editor.post('/api/compose/validate', { text: draft.compose, app: 'ported' });
+        expect(unchanged.status, unchanged.text).to.equal(200);
+        const aboutSite = (findings: Finding[]) => findings.filter((finding) => finding.message.includes('nginx site'));
+        expect(aboutSite([...(unchanged.body as ValidateBody).errors, ...(unchanged.body as ValidateBody).lint])).to.equal([]);
+
+        expect((await editor.post('/api/compose/validate', { text: moved, app: 'nothing-here' })).status).to.equal(404);
+        expect((await editor.post('/api/compose/validate', { text: moved, app: '../etc' })).status).to.equal(422);
+    });
+
     it('answers 422 naming the field for input it cannot use', async () => {
         const expectError = async (path: string, payload: unknown, pattern: RegExp) => {
             const response = await editor.post(path, payload);

@@ -39,12 +39,23 @@ describe('cron schedules', () => {
         expect(nextRunAt(interval, undefined, 25_500)).to.be.undefined();
     });
 
-    it('applies CRON_<TASK>_* overrides and refuses unknown tasks', () => {
-        const settings = cronSettings({ git_gc_repos: { enabled: true, schedule: '@every 1h' }, repo_health_check: { enabled: false } });
+    it("applies CRON_<TASK>_* overrides to every one of Gitea's tasks, and refuses tasks it does not have", () => {
+        const settings = cronSettings({
+            git_gc_repos: { enabled: true, schedule: '@every 1h' },
+            repo_health_check: { enabled: false },
+            update_mirrors: { schedule: '@every 1h' },
+            rebuild_issue_indexer: { enabled: true, runAtStart: true },
+        });
+        expect(settings).to.have.length(28);
         expect(settings.find((setting) => setting.name === 'git_gc_repos')).to.include({ enabled: true, spec: '@every 1h' });
         expect(settings.find((setting) => setting.name === 'repo_health_check')).to.include({ enabled: false, spec: '@midnight' });
-        expect(() => cronSettings({ update_mirrors: { enabled: true } })).to.throw(
-            'CRON_UPDATE_MIRRORS_*: there is no cron task update_mirrors',
+        expect(settings.find((setting) => setting.name === 'update_mirrors')).to.include({ enabled: true, spec: '@every 1h' });
+        expect(settings.find((setting) => setting.name === 'rebuild_issue_indexer')).to.include({ enabled: true, runAtStart: true });
+        expect(settings.find((setting) => setting.name === 'check_repo_stats')).to.include({ runAtStart: true });
+        expect(settings.find((setting) => setting.name === 'cleanup_actions')).to.include({ runAtStart: false });
+        expect(() => cronSettings({ no_such_task: { enabled: true } })).to.throw('CRON_NO_SUCH_TASK_*: there is no cron task no_such_task');
+        expect(() => cronSettings({ gc_lfs: { enabled: true } })).to.throw(
+            'CRON_GC_LFS_*: there is no cron task gc_lfs: Gitea registers it only when it serves Git LFS, which Gatehouse does not',
         );
         expect(() => cronSettings({ git_gc_repos: { schedule: '99 * * * *' } })).to.throw(/CRON_GIT_GC_REPOS_SCHEDULE/);
     });

@@ -138,12 +138,17 @@ describe('admin: user badges', () => {
             expect(await badges(context.server).ofUser(carol.user)).to.have.length(1);
         });
 
-        it('refuses an empty list or a missing body with 422 [BadgeSlugs]: Required', async () => {
-            for (const payload of [{ badge_slugs: [] }, {}, undefined]) {
+        it('refuses an empty list or an empty body with 422 [BadgeSlugs]: Required, no body at all with [] Empty Content-Type', async () => {
+            for (const payload of [{ badge_slugs: [] }, {}]) {
                 const response = await request('POST', 'alice', payload);
                 expect(response.statusCode).to.equal(422);
                 expect(response.result).to.equal({ message: '[BadgeSlugs]: Required', url: SWAGGER_URL });
             }
+
+            // Gitea's binder wants a Content-Type on every POST, which a request without a body does not have.
+            const bare = await request('POST', 'alice', undefined);
+            expect(bare.statusCode).to.equal(422);
+            expect(bare.result).to.equal({ message: '[]: Empty Content-Type', url: SWAGGER_URL });
         });
 
         it('answers 404 for an unknown slug and gives none of the others', async () => {

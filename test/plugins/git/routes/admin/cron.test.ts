@@ -8,6 +8,7 @@ import { repositories } from '../../../../../plugins/git/domain/repositories/rep
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../../helpers/server.ts';
 import { swaggerErrors } from '../../../../helpers/swagger.ts';
 import { giteaClient } from '../../../../helpers/git-client.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -21,20 +22,57 @@ interface ApiCron {
     exec_times: number;
 }
 
-const TASKS = [
-    'repo_health_check',
-    'check_repo_stats',
-    'cleanup_hook_task_table',
-    'cleanup_packages',
-    'delete_inactive_accounts',
-    'git_gc_repos',
-    'delete_missing_repos',
-    'delete_old_system_notices',
-    'stop_zombie_tasks',
-    'stop_endless_tasks',
-    'cancel_abandoned_jobs',
-    'cleanup_actions',
+/** Gitea's tasks in its registration order (basic, extended, actions) with their default schedules; '-': disabled. */
+const GITEA_DEFAULTS: [name: string, schedule: string][] = [
+    ['update_mirrors', '@every 10m'],
+    ['repo_health_check', '@midnight'],
+    ['check_repo_stats', '@midnight'],
+    ['archive_cleanup', '@midnight'],
+    ['sync_external_users', '@midnight'],
+    ['deleted_branches_cleanup', '@midnight'],
+    ['update_migration_poster_id', '@midnight'],
+    ['cleanup_hook_task_table', '@midnight'],
+    ['cleanup_packages', '@midnight'],
+    ['sync_repo_licenses', '-'],
+    ['delete_inactive_accounts', '-'],
+    ['delete_repo_archives', '-'],
+    ['git_gc_repos', '-'],
+    ['resync_all_sshkeys', '-'],
+    ['resync_all_sshprincipals', '-'],
+    ['resync_all_hooks', '-'],
+    ['reinit_missing_repos', '-'],
+    ['delete_missing_repos', '-'],
+    ['delete_generated_repository_avatars', '-'],
+    ['delete_old_actions', '-'],
+    ['update_checker', '@every 168h'],
+    ['delete_old_system_notices', '-'],
+    ['rebuild_issue_indexer', '-'],
+    ['stop_zombie_tasks', '@every 5m'],
+    ['stop_endless_tasks', '@every 30m'],
+    ['cancel_abandoned_jobs', '@every 6h'],
+    ['start_schedule_tasks', '@every 1m'],
+    ['cleanup_actions', '@midnight'],
 ];
+const TASKS = GITEA_DEFAULTS.map(([name]) => name);
+
+/** The tasks whose subject Gatehouse does not have, and a word their recorded reason must name. */
+const ABSENT_SUBJECTS: Record<string, RegExp> = {
+    update_mirrors: /mirrors/,
+    archive_cleanup: /archives/,
+    sync_external_users: /external authentication sources/,
+    deleted_branches_cleanup: /deleted branches/,
+    update_migration_poster_id: /migrated/,
+    sync_repo_licenses: /licenses/,
+    delete_repo_archives: /archives/,
+    resync_all_sshkeys: /authorized_keys/,
+    resync_all_sshprincipals: /authorized_principals/,
+    resync_all_hooks: /git hooks/,
+    delete_generated_repository_avatars: /avatars/,
+    delete_old_actions: /activity feed/,
+    update_checker: /Gitea release/,
+    rebuild_issue_indexer: /issue index/,
+    start_schedule_tasks: /schedule/,
+};
 
 /** Overwrites one loose object with garbage, as a disk fault would. */
 function corruptOneObject(gitDir: string): void {
@@ -73,21 +111,81 @@ describe('admin: cron tasks', () => {
 
     const listed = async (): Promise<ApiCron[]> => (await request('GET', '/admin/cron?limit=50')).result as ApiCron[];
 
-    it("lists Gitea's tasks in order, disabled ones with schedule '-', with X-Total-Count and no Link", async () => {
+    it("lists Gitea's 28 tasks in its order with its schedules (disabled ones '-'), X-Total-Count and no Link", async () => {
         const response = await request('GET', '/admin/cron');
         expect(response.statusCode).to.equal(200);
         expect(swaggerErrors('adminCronList', 200, response.result)).to.equal([]);
-        expect(response.headers['x-total-count']).to.equal(String(TASKS.length));
+        expect(response.headers['x-total-count']).to.equal('28');
         expect(response.headers.link).to.be.undefined();
         const tasks = response.result as ApiCron[];
-        expect(tasks.map((task) => task.name)).to.equal(TASKS);
-        expect(tasks[0]).to.include({ schedule: '@midnight', prev: '0001-01-01T00:00:00Z', exec_times: 0 });
-        expect(Date.parse(tasks[0]?.next ?? '')).to.be.above(Date.now());
-        expect(tasks.find((task) => task.name === 'delete_inactive_accounts')).to.include({ schedule: '-', next: '0001-01-01T00:00:00Z' });
-        expect(tasks.find((task) => task.name === 'git_gc_repos')).to.include({ schedule: '@every 72h' });
-        expect(tasks.find((task) => task.name === 'cleanup_actions')).to.include({ schedule: '@every 1h' });
+        const overridden: Record<string, string> = { git_gc_repos: '@every 72h', cleanup_actions: '@every 1h' };
+        const expected = GITEA_DEFAULTS.map(([name, schedule]) => [name, overridden[name] ?? schedule]);
+        expect(tasks.map((task) => [task.name, task.schedule])).to.equal(expected);
+        const health = tasks.find((task) => task.name === 'repo_health_check');
+        expect(health).to.include({ prev: '0001-01-01T00:00:00Z', exec_times: 0 });
+        expect(Date.parse(health?.next ?? '')).to.be.above(Date.now());
+        const disabled = tasks.filter((task) => task.schedule === '-');
+        expect(disabled.map((task) => task.next)).to.equal(disabled.map(() => '0001-01-01T00:00:00Z'));
         const second = await request('GET', '/admin/cron?page=2&limit=5');
         expect((second.result as ApiCron[]).map((task) => task.name)).to.equal(TASKS.slice(5, 10));
+    });
+
+    it('runs each task whose subject Gatehouse lacks by name (204), and records the run with the reason', { timeout: 60_000 }, async () => {
+        const before = Math.floor(Date.now() / 1000) * 1000;
+        for (const name of Object.keys(ABSENT_SUBJECTS)) {
+            expect((await request('POST', `/admin/cron/${name}`)).statusCode, name).to.equal(204);
+        }
+
+        const executions = await context.database
+            .knex('cron_executions')
+            .whereIn('task', Object.keys(ABSENT_SUBJECTS))
+            .select('task', 'cause', 'status', 'message');
+        expect(executions.map((execution: { task: string }) => execution.task).sort()).to.equal(Object.keys(ABSENT_SUBJECTS).sort());
+        for (const execution of executions) {
+            expect(execution, execution.task).to.include({ cause: 'manual', status: 'success' });
+            expect(String(execution.message), execution.task).to.startWith('nothing to do here: ');
+            expect(String(execution.message), execution.task).to.match(ABSENT_SUBJECTS[execution.task] as RegExp);
+        }
+
+        const shown = (await listed()).filter((task) => task.name in ABSENT_SUBJECTS);
+        expect(shown.map((task) => task.exec_times)).to.equal(shown.map(() => 1));
+        expect(shown.every((task) => Date.parse(task.prev) >= before)).to.be.true();
+    });
+
+    it('re-creates the git directory of a repository whose files are missing (reinit_missing_repos)', async () => {
+        const owner = await createTestUser(context.server, { name: 'rita' });
+        await repositories(context.server).create(owner.user, { name: 'lost', auto_init: true, default_branch: 'trunk' }, owner.user);
+        const gitDir = Path.join(context.config.repositoriesDir, 'rita', 'lost.git');
+        Fs.rmSync(gitDir, { recursive: true });
+        try {
+            expect((await request('POST', '/admin/cron/reinit_missing_repos')).statusCode).to.equal(204);
+            expect(Fs.readFileSync(Path.join(gitDir, 'HEAD'), 'utf8')).to.equal('ref: refs/heads/trunk\n');
+            const record = await context.database.knex('repositories').where({ lower_name: 'lost' }).first('is_empty');
+            expect(Boolean(record.is_empty)).to.be.true();
+            const [execution] = await context.database.knex('cron_executions').where({ task: 'reinit_missing_repos' });
+            expect(execution).to.include({ status: 'success', message: 'reinitialized 1 repositories without files: rita/lost' });
+        } finally {
+            await context.database.knex('repositories').where({ lower_name: 'lost' }).delete();
+            Fs.rmSync(gitDir, { recursive: true, force: true });
+        }
+    });
+
+    it('keeps the newest 100 executions of a task', async () => {
+        const knex = context.database.knex;
+        const old = Array.from({ length: 120 }, (_, index) => ({
+            task: 'update_checker',
+            cause: 'schedule',
+            holder: 'earlier',
+            status: 'success',
+            message: `old run ${index}`,
+            started_at: index + 1,
+        }));
+        await knex.batchInsert('cron_executions', old, 50);
+        expect((await request('POST', '/admin/cron/update_checker')).statusCode).to.equal(204);
+        const kept = await knex('cron_executions').where({ task: 'update_checker' }).orderBy('id').pluck('message');
+        expect(kept).to.have.length(100);
+        expect(kept[0]).to.equal('old run 21');
+        expect(String(kept[99])).to.startWith('nothing to do here: ');
     });
 
     it('runs the health check now (204), which finds the corrupted repository and records it', async () => {
@@ -143,10 +241,47 @@ describe('admin: cron tasks', () => {
         }
 
         expect(await knex('users').where({ lower_name: 'sleepy' })).to.equal([]);
-        expect((await knex('repositories').pluck('lower_name')).sort()).to.equal(['healthy']);
+        const names = await knex('repositories').pluck('lower_name');
+        expect(names).to.include('healthy');
+        expect(names).to.not.include('broken');
         expect(Number((await knex('repositories').first('size')).size)).to.be.above(1);
         const statuses = await knex('cron_executions').whereNot({ task: 'git_gc_repos' }).pluck('status');
         expect(new Set(statuses)).to.equal(new Set(['success']));
+    });
+
+    it('deletes webhook deliveries that ended more than 168 hours ago (cleanup_hook_task_table)', async () => {
+        const knex = context.database.knex;
+        const at = Date.now();
+        const [hookId] = await knex('webhooks').insert({
+            is_system_webhook: true,
+            type: 'gitea',
+            url: 'http://127.0.0.1:9/hook',
+            content_type: 'json',
+            events: '[]',
+            created_at: at,
+            updated_at: at,
+        });
+        const delivery = (uuid: string, delivered: boolean, ageHours: number) => ({
+            hook_id: hookId,
+            uuid,
+            event_type: 'repository',
+            payload_content: '{}',
+            is_delivered: delivered,
+            next_attempt_at: at,
+            created_at: at - ageHours * 3_600_000,
+            delivered_at: delivered ? at - ageHours * 3_600_000 : null,
+        });
+        await knex('hook_tasks').insert([
+            delivery('old-delivered', true, 169),
+            delivery('recent', true, 167),
+            delivery('old-pending', false, 169),
+        ]);
+        try {
+            expect((await request('POST', '/admin/cron/cleanup_hook_task_table')).statusCode).to.equal(204);
+            expect((await knex('hook_tasks').where({ hook_id: hookId }).pluck('uuid')).sort()).to.equal(['old-pending', 'recent']);
+        } finally {
+            await knex('webhooks').where({ id: hookId }).delete();
+        }
     });
 
     it('does not start a task that is already running (204 at once, no new execution)', async () => {
@@ -161,7 +296,7 @@ describe('admin: cron tasks', () => {
     });
 
     it('answers 404 for an unknown task and 403 for non-administrators', async () => {
-        const unknown = await request('POST', '/admin/cron/update_mirrors');
+        const unknown = await request('POST', '/admin/cron/gc_lfs');
         expect(unknown.statusCode).to.equal(404);
         expect((unknown.result as { message: string }).message).to.equal('not found');
         const someone = await createTestUser(context.server, { name: 'sam' });
@@ -183,4 +318,50 @@ describe('admin: cron tasks', () => {
             await restarted.server.stop();
         }
     });
+});
+
+describe('admin: cron tasks at start', () => {
+    let context: TestServer;
+
+    before(async () => {
+        context = await createTestServer({
+            CRON_CHECK_REPO_STATS_RUN_AT_START: 'false',
+            CRON_GIT_GC_REPOS_ENABLED: 'true',
+            CRON_GIT_GC_REPOS_RUN_AT_START: 'true',
+            // Gitea runs a task at start only when it is enabled.
+            CRON_DELETE_OLD_SYSTEM_NOTICES_RUN_AT_START: 'true',
+        });
+    });
+
+    after(async () => {
+        await context.cleanup();
+    });
+
+    it(
+        'runs the enabled tasks Gitea runs at start (and those configured so), once each, when the server starts',
+        { timeout: 60_000 },
+        async () => {
+            const expected = [
+                'archive_cleanup',
+                'cancel_abandoned_jobs',
+                'cleanup_packages',
+                'deleted_branches_cleanup',
+                'git_gc_repos',
+                'stop_endless_tasks',
+                'stop_zombie_tasks',
+                'update_migration_poster_id',
+            ];
+            const ranAtStart = async () =>
+                (
+                    await context.database.knex('cron_executions').where({ cause: 'start' }).whereNot({ status: 'running' }).pluck('task')
+                ).sort();
+            await context.server.start();
+            await waitUntil('the tasks run at start have ended', async () => (await ranAtStart()).length >= expected.length, {
+                timeoutMs: 45_000,
+                intervalMs: 100,
+            });
+            await context.server.stop();
+            expect(await ranAtStart()).to.equal(expected);
+        },
+    );
 });

@@ -188,10 +188,24 @@ describe('admin: users', () => {
             expect(names).to.equal([...names].sort());
         });
 
-        it('answers 422 for an unknown sort, order or visibility', async () => {
-            for (const query of ['sort=age', 'order=sideways', 'visibility=secret']) {
-                expect((await request('GET', `/admin/users?${query}`)).statusCode, query).to.equal(422);
+        it("answers 422 for an unknown sort, order or visibility, in Gitea's words", async () => {
+            const cases: Array<[string, string]> = [
+                ['sort=age', 'Invalid sort mode: "age"'],
+                ['sort=id&order=sideways', 'Invalid sort order: "sideways"'],
+                ['sort=age&order=sideways', 'Invalid sort order: "sideways"'],
+                ['sort=%22n%C3%A4me%0A%22', 'Invalid sort mode: "\\"näme\\n\\""'],
+            ];
+            for (const [query, message] of cases) {
+                const response = await request('GET', `/admin/users?${query}`);
+                expect(response.statusCode, query).to.equal(422);
+                expect((response.result as { message: string }).message, query).to.equal(message);
             }
+
+            expect((await request('GET', '/admin/users?visibility=secret')).statusCode).to.equal(422);
+        });
+
+        it('ignores the order when no sort is given, as Gitea does', async () => {
+            expect((await request('GET', '/admin/users?order=sideways')).statusCode).to.equal(200);
         });
     });
 

@@ -94,6 +94,37 @@ describe('miscellaneous: templates', () => {
             expect(labels.find((label) => label.name === 'Status/Abandoned')?.color).to.equal('222222');
         });
 
+        it('gets the Advanced set as Gitea ships it now (options/label/Advanced.yaml: Compat/Breaking, sort orders not in the API)', async () => {
+            const response = await get('/api/v1/label/templates/Advanced', 'getLabelTemplateInfo');
+            const label = (name: string, color: string, description: string, exclusive = false) => ({
+                name,
+                exclusive,
+                color,
+                description,
+            });
+            expect(response.result).to.equal([
+                label('Kind/Bug', 'ee0701', 'Something is not working'),
+                label('Kind/Feature', '0288d1', 'New functionality'),
+                label('Kind/Enhancement', '84b6eb', 'Improve existing functionality'),
+                label('Kind/Security', '9c27b0', 'This is security issue'),
+                label('Kind/Testing', '795548', 'Issue or pull request related to testing'),
+                label('Kind/Documentation', '37474f', 'Documentation changes'),
+                label('Compat/Breaking', 'c62828', "Breaking change that won't be backward compatible"),
+                label('Reviewed/Duplicate', '616161', 'This issue or pull request already exists', true),
+                label('Reviewed/Invalid', '546e7a', 'Invalid issue', true),
+                label('Reviewed/Confirmed', '795548', 'Issue has been confirmed', true),
+                label("Reviewed/Won't Fix", 'eeeeee', "This issue won't be fixed", true),
+                label('Status/Need More Info', '424242', 'Feedback is required to reproduce issue or to continue work', true),
+                label('Status/Blocked', '880e4f', 'Something is blocking this issue or pull request', true),
+                label('Status/Abandoned', '222222', 'Somebody has started to work on this but abandoned work', true),
+                label('Priority/Critical', 'b71c1c', 'The priority is critical', true),
+                label('Priority/High', 'd32f2f', 'The priority is high', true),
+                label('Priority/Medium', 'e64a19', 'The priority is medium', true),
+                label('Priority/Low', '4caf50', 'The priority is low', true),
+            ]);
+            expect(Object.keys((response.result as object[])[0] ?? {})).to.equal(['name', 'exclusive', 'color', 'description']);
+        });
+
         it('is case-sensitive and answers 404 for unknown sets', async () => {
             expect((await get('/api/v1/label/templates/default', 'getLabelTemplateInfo')).statusCode).to.equal(404);
         });

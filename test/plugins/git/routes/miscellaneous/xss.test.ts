@@ -74,6 +74,38 @@ describe('miscellaneous: nothing executable survives rendering', () => {
         });
     }
 
+    it('lets nothing executable through [[short links]], their image arguments or link resolution', async () => {
+        const vectors = [
+            '[[javascript:alert(1)]]',
+            '[[Name|javascript:alert(1)]]',
+            '[[javascript:alert(1)|Name]]',
+            '[[JaVaScRiPt:alert(1)]]',
+            '[[&#106;avascript:alert(1)]]',
+            '[[javascript:alert(1)//x.png]]',
+            '[[vbscript:msgbox(1).png]]',
+            '[[data:text/html,<script>alert(1)</script>]]',
+            '[[data:image/svg+xml,<svg onload=alert(1)>.svg]]',
+            '[[x.png|alt="><script>alert(1)</script>"]]',
+            `[[x.png|title='" ><script>alert(1)</script>'|alt="' /><script>alert(2)</script>"]]`,
+            '[[x.png|src=javascript:alert(1)|onerror=alert(1)]]',
+            '[[<img src=x onerror=alert(1)>]]',
+            '[x](/%0ajavascript:alert(1)) [y](\\\\evil.com) [z](//evil.com/%0a) ![i](java%0ascript:alert(1))',
+            '@<script>alert(1)</script> @x<img/src=x/onerror=alert(1)>',
+        ];
+        for (const vector of vectors) {
+            for (const mode of ['gfm', 'comment', 'wiki', 'file']) {
+                const response = await context.server.inject({
+                    method: 'POST',
+                    url: '/api/v1/markup',
+                    headers,
+                    payload: { Text: vector, Mode: mode, Context: '/org/repo/src/branch/main', FilePath: 'README.md' },
+                });
+                expect(response.statusCode, `${mode}: ${vector}`).to.equal(200);
+                expect(htmlProblems(response.payload), `${mode}: ${vector} gave ${response.payload}`).to.be.empty();
+            }
+        }
+    });
+
     it('keeps harmless markup that looks close to a vector', async () => {
         const response = await context.server.inject({
             method: 'POST',

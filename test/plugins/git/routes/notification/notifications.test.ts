@@ -190,6 +190,35 @@ describe('notifications', () => {
         expect((await request('GET', '/notifications?since=yesterday', boss.headers)).statusCode).to.equal(422);
     });
 
+    it("answers a malformed time with Go's time.Parse error: 422 on the list, 400 on PUT, as Gitea does", async () => {
+        const list = await request('GET', '/notifications?since=yesterday', boss.headers);
+        expect(list.statusCode).to.equal(422);
+        expect((list.result as { message: string }).message).to.equal(
+            'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"',
+        );
+        // `before` is read first.
+        const both = await request('GET', '/notifications?since=2024-13-01T00:00:00Z&before=2024-01-01T00:00:00', boss.headers);
+        expect((both.result as { message: string }).message).to.equal(
+            'parsing time "2024-01-01T00:00:00" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "Z07:00"',
+        );
+        const month = await request('GET', '/notifications?since=2024-13-01T00:00:00Z', boss.headers);
+        expect((month.result as { message: string }).message).to.equal('parsing time "2024-13-01T00:00:00Z": month out of range');
+        const put = await request('PUT', '/notifications?last_read_at=2024-02-30T10:00:00%2B02:00', boss.headers);
+        expect(put.statusCode).to.equal(400);
+        expect((put.result as { message: string }).message).to.equal('parsing time "2024-02-30T10:00:00+02:00": day out of range');
+        const trimmed = await request('PUT', '/notifications?last_read_at=%202000-01-01T00:00:00Z%20&all=true', boss.headers);
+        expect(trimmed.statusCode).to.equal(205);
+        expect(trimmed.result).to.equal([]);
+    });
+
+    it('drops unknown subject types rather than refusing them, as Gitea does', async () => {
+        const all = await threads(boss, '?all=true');
+        const response = await request('GET', '/notifications?all=true&subject-type=bogus', boss.headers);
+        expect(response.statusCode).to.equal(200);
+        expect((response.result as Thread[]).length).to.equal(all.length);
+        expect((await threads(boss, '?all=true&subject-type=bogus&subject-type=commit')).length).to.equal(0);
+    });
+
     it('PUT honours status-types, to-status and last_read_at', async () => {
         const past = await request('PUT', '/notifications?all=true&last_read_at=2000-01-01T00:00:00Z', boss.headers);
         expect(past.statusCode).to.equal(205);
