@@ -1,11 +1,12 @@
 import Boom from '@hapi/boom';
 import type { Lifecycle, Request } from '@hapi/hapi';
 
-import { BareForbiddenError, ForbiddenError } from '../../../../lib/errors.ts';
+import { BareForbiddenError, ForbiddenError, NotFoundError } from '../../../../lib/errors.ts';
 import { organizations } from '../orgs/org-service.ts';
+import { repositories } from '../repositories/repository-service.ts';
 import { credentialsOf, type GitCredentials } from './auth.ts';
-import { type ScopeCategory, tokenGrants } from './token-service.ts';
-import { USER_TYPE, type UserRow, users } from './user-service.ts';
+import { isPublicOnlyScope, type ScopeCategory, tokenGrants } from './token-service.ts';
+import { USER_TYPE, type UserRow, users, visibilityName } from './user-service.ts';
 
 const ORG_LEVELS = ['visible', 'member', 'owner'] as const;
 const USER_KINDS = ['individual', 'any'] as const;
@@ -71,11 +72,65 @@ function checkScopes(request: Request, credentials: GitCredentials, access: Oper
     }
 }
 
-/** Gitea's orgAssignment, with reqOrgMembership or reqOrgOwnership when the operation asks for them. */
-async function assignOrg(request: Request, level: NonNullable<OperationAccess['org']>): Promise<PathOrg> {
+/**
+ * A token with the `public-only` scope, on an operation that asks for a scope: Gitea's ctx.PublicOnly. Such a token
+ * reaches public organisations, users, repositories and packages only (checkPublicOnly, assignOrg).
+ */
+function isPublicOnly(credentials: GitCredentials | undefined, access: OperationAccess): boolean {
+    return credentials?.token !== undefined && access.scopes.length > 0 && isPublicOnlyScope(credentials.token.scope);
+}
+
+/** Whether the request's token is limited to public resources, for listings that must leave the others out. */
+export function publicOnlyToken(request: Request): boolean {
+    return isPublicOnlyScope(credentialsOf(request)?.token?.scope ?? '');
+}
+
+const isPublic = (owner: UserRow): boolean => visibilityName(owner.visibility) === 'public';
+
+/**
+ * Gitea's rules for a public-only token, besides the organisation's (assignOrg): the notifications are refused
+ * whole (rejectPublicOnly: they mix public and private repositories); a repository (`{owner}/{repo}`) that is private,
+ * or whose owner is not public, is not there (repoAssignment's TokenCanAccessRepo, a 404 as for one the caller cannot
+ * see); a package registry owner (`{owner}`) that is not public is refused (reqPackageAccess).
+ */
+async function checkPublicOnly(request: Request, access: OperationAccess): Promise<void> {
+    const params = request.params as Record<string, string | undefined>;
+    if (access.scopes.includes('notification') && params.repo === undefined) {
+        throw new ForbiddenError('this endpoint is not available for public-only tokens');
+    }
+
+    if (params.owner === undefined) {
+        return;
+    }
+
+    const owner = await users(request.server).byName(params.owner);
+    if (!owner) {
+        return; // the handler answers an unknown or renamed owner as it always does
+    }
+
+    if (params.repo !== undefined) {
+        const repository = await repositories(request.server).byName(owner, params.repo);
+        if (repository && (repository.is_private || !isPublic(owner))) {
+            throw new NotFoundError();
+        }
+    } else if (access.scopes.includes('package') && !isPublic(owner)) {
+        throw new ForbiddenError('token scope is limited to public packages');
+    }
+}
+
+/**
+ * Gitea's orgAssignment, with reqOrgMembership or reqOrgOwnership when the operation asks for them. A public-only
+ * token is refused an organisation that is not public before anything else is checked (checkTokenPublicOnly).
+ */
+async function assignOrg(request: Request, level: NonNullable<OperationAccess['org']>, publicOnly: boolean): Promise<PathOrg> {
     const viewer = credentialsOf(request)?.user;
     const service = organizations(request.server);
-    const org = await service.visible(String(request.params.org), viewer);
+    const name = String(request.params.org);
+    const org = publicOnly ? await users(request.server).resolve(name, USER_TYPE.organization) : await service.visible(name, viewer);
+    if (publicOnly && !isPublic(org)) {
+        throw new ForbiddenError('token scope is limited to public orgs');
+    }
+
     const isOwner = Boolean(viewer?.is_admin) || (await service.isOwner(org, viewer));
     const isMember = isOwner || (await service.isMember(org, viewer));
     if (level === 'owner' && !isOwner) {
@@ -132,9 +187,14 @@ export function accessCheck(access: OperationAccess): Lifecycle.Method {
             throw new ForbiddenError('user should be the site admin');
         }
 
+        const publicOnly = isPublicOnly(credentials, access);
+        if (publicOnly) {
+            await checkPublicOnly(request, access);
+        }
+
         if (access.org || access.user) {
             request.plugins.gitPath = {
-                org: access.org ? await assignOrg(request, access.org) : undefined,
+                org: access.org ? await assignOrg(request, access.org, publicOnly) : undefined,
                 user: access.user ? await assignUser(request, access.user) : undefined,
             };
         }

@@ -48,6 +48,11 @@ export function normaliseScopes(requested: string[]): string {
     return [...scopes].sort().join(',');
 }
 
+/** Whether a token's scope holds `public-only`, which limits it to public resources (`all` does not include it). */
+export function isPublicOnlyScope(scope: string): boolean {
+    return scope.split(',').includes('public-only');
+}
+
 export function tokenGrants(scope: string, category: ScopeCategory, level: ScopeLevel): boolean {
     const scopes = scope.split(',');
     if (scopes.includes('all')) {

@@ -3,17 +3,20 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 import { jobList, registrationToken, runList, runnerDelete, runnerEdit, runnerGet, runnerList } from '../shared/actions.ts';
 import type { RunnerScope } from '../../domain/actions/runner-service.ts';
 import type { RunScope } from '../../domain/actions/action-run-service.ts';
-import { pathOrg } from '../../domain/identity/access.ts';
+import { pathOrg, publicOnlyToken } from '../../domain/identity/access.ts';
 
 /** Runners belong to owners of the organisation (and site administrators): their operations declare `org: owner`. */
 function ownerScope(request: Request): RunnerScope {
     return { ownerId: pathOrg(request).org.id };
 }
 
-/** Runs and jobs are for members (`org: member`); members who are not owners see those of public repositories only. */
+/**
+ * Runs and jobs are for members (`org: member`); members who are not owners see those of public repositories only,
+ * and so does a public-only token, whoever holds it.
+ */
 function memberScope(request: Request): RunScope {
     const { org, isOwner } = pathOrg(request);
-    return { ownerId: org.id, publicOnly: !isOwner };
+    return { ownerId: org.id, publicOnly: !isOwner || publicOnlyToken(request) };
 }
 
 export const getOrgRunners: Lifecycle.Method = async (request) => await runnerList(request, ownerScope(request));
