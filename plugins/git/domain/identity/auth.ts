@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom';
-import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Request, RequestAuth, ResponseToolkit, Server } from '@hapi/hapi';
 
 import { clientAddress } from '../../../../lib/client-address.ts';
 import { BareForbiddenError, NotFoundError } from '../../../../lib/errors.ts';
@@ -121,8 +121,44 @@ async function applySudo(request: Request, doer: UserRow): Promise<UserRow> {
     return user;
 }
 
+/** Stands in request.auth.credentials for "none presented" from onPreAuth to onCredentials (see skipAnonymous). */
+const NO_CREDENTIALS: RequestAuth['credentials'] = Object.freeze({});
+
+/** Whether the route authenticates with the git strategy, credentials being optional. */
+function optionalGitAuth(request: Request): boolean {
+    const auth = request.route.settings.auth;
+    return typeof auth === 'object' && auth.mode !== 'required' && (auth.strategies?.includes(GIT_AUTH_STRATEGY) ?? false);
+}
+
+/**
+ * Lets anonymous requests past hapi's authentication without its failure path. A request that presents no credentials
+ * would make the scheme and then hapi each build an error with a stack trace, and log two events, on every anonymous
+ * read. Credentials already set when authentication starts make hapi skip the strategies (as server.inject's do): a
+ * placeholder is set in onPreAuth, and taken away in onCredentials, before anything reads it, leaving the request
+ * unauthenticated as hapi would have left it.
+ */
+function skipAnonymous(server: Server): void {
+    server.ext('onPreAuth', (request, h) => {
+        if (!request.auth.credentials && optionalGitAuth(request) && !presentedCredential(request)) {
+            request.auth.credentials = NO_CREDENTIALS;
+        }
+
+        return h.continue;
+    });
+    server.ext('onCredentials', (request, h) => {
+        if (request.auth.credentials === NO_CREDENTIALS) {
+            request.auth.isAuthenticated = false;
+            // hapi's own value for an unauthenticated request.
+            request.auth.credentials = null as unknown as RequestAuth['credentials'];
+        }
+
+        return h.continue;
+    });
+}
+
 /** Gitea's credentials: token or Bearer header, Basic with password or token, token or access_token in the query. */
 export function registerGitAuth(server: Server): void {
+    skipAnonymous(server);
     server.auth.scheme(GIT_AUTH_STRATEGY, () => ({
         async authenticate(request: Request, h: ResponseToolkit) {
             const presented = presentedCredential(request);

@@ -80,6 +80,37 @@ describe('git API: credentials and access', () => {
         expect(markdown.statusCode).to.equal(401);
     });
 
+    it('lets an anonymous request through unauthenticated without building and catching an authentication error', async () => {
+        const authEvents: string[][] = [];
+        const seen: Array<{ isAuthenticated: boolean; credentials: unknown; error: unknown }> = [];
+        const onInternal = (_request: unknown, _event: unknown, tags: Record<string, true>) => {
+            if (tags.auth) {
+                authEvents.push(Object.keys(tags));
+            }
+        };
+        context.server.events.on({ name: 'request', channels: 'internal' }, onInternal);
+        context.server.ext('onPostAuth', (request, h) => {
+            if (request.path === '/api/v1/licenses/MIT') {
+                const { isAuthenticated, credentials, error } = request.auth;
+                seen.push({ isAuthenticated, credentials, error });
+            }
+
+            return h.continue;
+        });
+        try {
+            expect((await context.server.inject('/api/v1/licenses/MIT')).statusCode).to.equal(200);
+            expect((await context.server.inject({ url: '/api/v1/licenses/MIT', headers: alice.headers })).statusCode).to.equal(200);
+        } finally {
+            context.server.events.removeListener('request', onInternal);
+        }
+
+        expect(authEvents).to.equal([]);
+        expect(seen).to.have.length(2);
+        expect(seen[0]).to.equal({ isAuthenticated: false, credentials: null, error: null });
+        expect(seen[1]?.isAuthenticated).to.be.true();
+        expect((seen[1]?.credentials as { user: { name: string } }).user.name).to.equal('alice');
+    });
+
     it('refuses admin operations to a user who is not a site administrator', async () => {
         const response = await adminUsers(alice.headers);
         expect(response.statusCode).to.equal(403);
