@@ -292,12 +292,14 @@ export interface BareComparison {
 
 /**
  * Loads a Gatehouse URL and a bare hapi route answering the very same body (fetched once from that URL),
- * in the same run and under the same load; fails when Gatehouse answers anything but 2xx.
+ * in the same run and under the same load; fails when Gatehouse answers anything but 2xx. With `rawBody` the bare
+ * route answers the body's bytes as they are, for a Gatehouse route that serialises its JSON once and not per request.
  */
 export async function compareWithBareRoute(
     url: string,
     headers: Record<string, string> = {},
     connections = CONNECTIONS,
+    { rawBody = false }: { rawBody?: boolean } = {},
 ): Promise<BareComparison> {
     const page = await fetch(url, { headers });
     if (!page.ok) {
@@ -306,7 +308,11 @@ export async function compareWithBareRoute(
 
     const bodyFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-bench-')), 'page.json');
     Fs.writeFileSync(bodyFile, await page.text());
-    const bare = await startProcess(Path.join(ROOT_DIR, 'bench', 'fixtures', 'bare-server.ts'), { BARE_JSON_FILE: bodyFile }, '/bare');
+    const bare = await startProcess(
+        Path.join(ROOT_DIR, 'bench', 'fixtures', 'bare-server.ts'),
+        { BARE_JSON_FILE: bodyFile, BARE_JSON_RAW: rawBody ? '1' : '0' },
+        '/bare',
+    );
     try {
         const [baseline, served] = await alternatingLoads(
             { url: `http://127.0.0.1:${bare.port}/bare`, connections },

@@ -82,7 +82,10 @@ figure by a baseline measured in the same run. A comparison with a bare hapi rou
 ${ROUNDS_NOTE}; the rate and p50 are the medians of the rounds, the p99 the worst. The machine is a 2-core VM
 whose speed drifts: single 10 s runs of one benchmark differed by up to 0.3 in ratio (GET /api/v1/licenses gave
 0.66, 0.52 and 0.80 in three runs in a row on 2026-11-22), which the alternating rounds are there to damp; a
-figure near its target still says little either way. The git API's list benchmarks (admin users, organisations,
+figure near its target still says little either way. Three runs in a row of \`licenses\` on 2026-11-23 gave 0.79, 0.68
+and 0.77 anonymous and 0.73, 0.84 and 0.81 with a token; before anonymous requests stopped going through hapi's
+authentication failure (an error built and caught on each), the same benchmark gave 0.56, 0.34 and 0.47 anonymous
+(0.96, 0.84 and 0.78 with a token). The git API's list benchmarks (admin users, organisations,
 notifications, action runs) repeat one request, so after the first one Gatehouse answers from its read caches,
 checking the tables' write counters on every request (see the README's Architecture): their notes also give the
 same request against a second Gatehouse with \`READ_CACHE_ENTRIES=0\`, which reads the database every time, with
