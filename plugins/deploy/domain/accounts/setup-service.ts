@@ -7,7 +7,7 @@ import type { Server } from '@hapi/hapi';
 import { sha256Hex } from '../../../../lib/crypto.ts';
 import { ConflictError, ForbiddenError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
-import { settings } from './settings-service.ts';
+import { settings } from '../../../../lib/settings.ts';
 import { type DeployUser, deployUsers } from './user-service.ts';
 
 const TOKEN_SETTING = 'deploy.setup_token_hash';

@@ -4,7 +4,7 @@ import * as client from 'openid-client';
 import type { AddressKind } from '../../../../lib/addresses.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
-import { settings } from '../accounts/settings-service.ts';
+import { settings } from '../../../../lib/settings.ts';
 import { type DeployUser, deployUsers } from '../accounts/user-service.ts';
 import { allowedProviderKinds, guardedProviderFetch } from './provider-fetch.ts';
 

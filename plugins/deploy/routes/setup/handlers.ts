@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { audit } from '../../domain/accounts/audit-service.ts';
-import { settings } from '../../domain/accounts/settings-service.ts';
+import { settings } from '../../../../lib/settings.ts';
 import { type SetupInput, setup } from '../../domain/accounts/setup-service.ts';
 import { clientAddress } from '../../security.ts';
 

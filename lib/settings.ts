@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 
-import { now } from '../../../../lib/database.ts';
-import { defineService } from '../../../../lib/services.ts';
+import { now } from './database.ts';
+import { defineService } from './services.ts';
 
 /** Instance-wide settings kept as JSON in `instance_settings`; secret ones sealed with the master key. */
 export class SettingsService {
