@@ -170,7 +170,7 @@ export async function migrate(knex: Knex): Promise<void> {
 /** Whether a write failed on a unique index or key, on either database. */
 export function isUniqueViolation(error: unknown): boolean {
     const code = (error as { code?: unknown } | null)?.code;
-    return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+    return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 /** Milliseconds since the epoch (UTC): the one way times are stored, on both databases. */
