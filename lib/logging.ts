@@ -4,6 +4,10 @@ import Pino from 'pino';
 
 const SECRET_QUERY_KEYS = /^(token|access_token|password|secret|code|state)$/i;
 
+/** A path the URL parser would give back unchanged: no query, fragment, percent-encoding or dot segment. */
+const PLAIN_PATH = /^\/[\w\-.~!$&'()*+,;=:@/]*$/;
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+
 /** A request's URL with the values of credential-bearing query parameters replaced. */
 export function redactedUrl(path: string, search: URLSearchParams): string {
     const params = new URLSearchParams();
@@ -94,9 +98,75 @@ export function loggableError(error: unknown): unknown {
 interface LoggedRequest {
     id?: string;
     method?: string;
-    url?: string;
+    url?: string | URL | null;
     remoteAddress?: string;
     raw?: { req?: { url?: string } };
+}
+
+/**
+ * The request's URL as logged: its path, and its query with credentials redacted. A plain path is logged as it came,
+ * without reading hapi's `request.url` (which parses the URL on first use) or parsing it again here.
+ */
+function loggedUrl(request: LoggedRequest): string {
+    const raw = request.raw?.req?.url ?? (typeof request.url === 'string' ? request.url : '');
+    if (PLAIN_PATH.test(raw) && !DOT_SEGMENT.test(raw)) {
+        return raw;
+    }
+
+    const url = request.url instanceof URL ? request.url : new URL(String(request.url ?? raw), 'http://localhost');
+    return redactedUrl(url.pathname, url.searchParams);
+}
+
+const CENSOR = '[Redacted]';
+/** Fields a logged object's values never show, one level down (as pino's redact paths `*.authorization` did). */
+const SECRET_FIELDS = ['authorization', 'cookie', 'password', 'token'];
+
+/** A shallow copy keeping the prototype, so that an Error or a class with `toJSON` is written as before. */
+function copied(value: object): Record<string, unknown> {
+    return Object.assign(Object.create(Object.getPrototypeOf(value) as object | null) as object, value) as Record<string, unknown>;
+}
+
+/** The value with its secret fields censored, copied only when it has one: the caller's object is left as it is. */
+function withoutSecrets(value: unknown): unknown {
+    if (typeof value !== 'object' || value === null) {
+        return value;
+    }
+
+    let copy: Record<string, unknown> | undefined;
+    for (const field of SECRET_FIELDS) {
+        if (Object.prototype.propertyIsEnumerable.call(value, field)) {
+            copy ??= copied(value);
+            copy[field] = CENSOR;
+        }
+    }
+
+    return copy ?? value;
+}
+
+/** Request and response are logged by the serializers below, field by field; an error by its serializer. */
+const SERIALIZED_KEYS = new Set(['err', 'req', 'res']);
+
+/**
+ * What pino's `redact` paths `*.authorization`, `*.cookie`, `*.password` and `*.token` did, without their cost: with a
+ * wildcard they ran a redactor over every value of every line (numbers and message included), re-parsing the paths
+ * each time. Serialized keys are left to their serializers, which run after this.
+ */
+function redactedLine(line: Record<string, unknown>): Record<string, unknown> {
+    let redacted: Record<string, unknown> | undefined;
+    for (const key of Object.keys(line)) {
+        if (SERIALIZED_KEYS.has(key)) {
+            continue;
+        }
+
+        const value = line[key];
+        const safe = withoutSecrets(value);
+        if (safe !== value) {
+            redacted ??= { ...line };
+            redacted[key] = safe;
+        }
+    }
+
+    return redacted ?? line;
 }
 
 /**
@@ -115,21 +185,17 @@ export function loggingPlugin(level: string): { plugin: Plugin<HapiPino.Options>
             ignorePaths: ['/api/health'],
             customRequestErrorMessage: (_request, error) => loggableMessage(error),
             serializers: {
-                err: loggableError,
-                req: (request: LoggedRequest) => {
-                    const raw = request.url ?? request.raw?.req?.url ?? '';
-                    const url = new URL(raw, 'http://localhost');
-                    return {
-                        id: request.id,
-                        method: request.method,
-                        url: redactedUrl(url.pathname, url.searchParams),
-                        remoteAddress: request.remoteAddress,
-                    };
-                },
+                err: (error: unknown) => withoutSecrets(loggableError(error)),
+                req: (request: LoggedRequest) => ({
+                    id: request.id,
+                    method: request.method,
+                    url: loggedUrl(request),
+                    remoteAddress: request.remoteAddress,
+                }),
                 res: (response: { statusCode?: number }) => ({ statusCode: response.statusCode }),
             },
             wrapSerializers: false,
-            redact: ['req.headers', 'res.headers', '*.authorization', '*.cookie', '*.password', '*.token'],
+            formatters: { log: redactedLine },
         },
     };
 }

@@ -2,10 +2,13 @@
  * A failed statement is logged without the values bound to it, and bounded: the server as `npm start` runs it, on a
  * database that lost a table, and the error serializer on the errors both drivers throw.
  */
+import { Writable } from 'node:stream';
+
 import Code from '@hapi/code';
+import Hapi from '@hapi/hapi';
 import * as Lab from '@hapi/lab';
 
-import { loggableError, loggableMessage, MAX_LOGGED_MESSAGE } from '../../lib/logging.ts';
+import { loggableError, loggableMessage, loggingPlugin, MAX_LOGGED_MESSAGE } from '../../lib/logging.ts';
 import {
     createTestServer,
     createTestUser,
@@ -117,5 +120,65 @@ describe('logging: database errors', { timeout: 120_000 }, () => {
         expect(String(logged.message).length).to.be.below(MAX_LOGGED_MESSAGE + 100);
         expect(logged.statusCode).to.equal(418);
         expect(loggableError('not an error')).to.equal('not an error');
+    });
+});
+
+const SECRET = 'f00dfeed-secret-4e1b';
+
+/** A server logging as server.ts registers it, its lines kept in memory. */
+async function loggingServer(): Promise<{ server: Hapi.Server; lines: () => string[] }> {
+    const written: string[] = [];
+    const stream = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+            written.push(chunk.toString());
+            callback();
+        },
+    });
+    const server = Hapi.server();
+    const logging = loggingPlugin('info');
+    // hapi-pino's types ask for process.stdout's type; pino writes to any writable stream.
+    const options = { ...logging.options, stream: stream as unknown as NodeJS.WriteStream };
+    await server.register({ plugin: logging.plugin, options });
+    server.route({ method: 'GET', path: '/{path*}', handler: () => 'ok' });
+    await server.initialize();
+    return { server, lines: () => written.join('').split('\n').filter(Boolean) };
+}
+
+describe('logging: secrets', () => {
+    it('logs a request URL with its credential query parameters redacted, whatever their spelling', async () => {
+        const { server, lines } = await loggingServer();
+        const headers = { authorization: `token ${SECRET}`, cookie: `dp_session=${SECRET}` };
+        for (const url of [
+            '/api/v1/licenses',
+            `/api/v1/licenses/MIT?token=${SECRET}&page=2`,
+            `/api/v1/user?%61ccess_token=${SECRET}`,
+            `/a/./b/../c?Password=${SECRET}`,
+        ]) {
+            expect((await server.inject({ url, headers })).statusCode).to.equal(200);
+        }
+
+        const urls = lines().map((line) => (JSON.parse(line) as { req?: { url?: string } }).req?.url);
+        expect(urls).to.equal([
+            '/api/v1/licenses',
+            '/api/v1/licenses/MIT?token=%5Bredacted%5D&page=2',
+            '/api/v1/user?access_token=%5Bredacted%5D',
+            '/a/c?Password=%5Bredacted%5D',
+        ]);
+        expect(lines().join('\n')).to.not.include(SECRET);
+    });
+
+    it('censors the credential fields of logged objects and errors, and leaves the objects as they were', async () => {
+        const { server, lines } = await loggingServer();
+        const data = { token: SECRET, password: SECRET, user: 'visible-user' };
+        server.log(['info'], data);
+        server.log(['error'], Object.assign(new Error('refused'), { authorization: `token ${SECRET}`, cookie: SECRET }));
+        server.logger.info({ headers: { cookie: SECRET, accept: 'text/html' }, count: 3 }, 'direct');
+
+        const logged = lines().join('\n');
+        expect(logged).to.not.include(SECRET);
+        expect(logged).to.include('visible-user');
+        expect(logged).to.include('text/html');
+        expect(logged.match(/\[Redacted\]/g)).to.have.length(5);
+        expect(data.token).to.equal(SECRET);
     });
 });
