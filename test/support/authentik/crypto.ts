@@ -1,0 +1,52 @@
+/** Certificate-key pairs: the self-signed one authentik makes at install, and `/crypto/certificatekeypairs/`. */
+import Crypto from 'node:crypto';
+
+import type { ApiOperations } from './api.ts';
+import type { Json } from './http.ts';
+import { paginated, searched } from './pagination.ts';
+import { type KeypairRecord, type Store, timestamp, uuid } from './store.ts';
+
+export const SELF_SIGNED_KEYPAIR = 'authentik Self-signed Certificate';
+const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+
+function fingerprint(algorithm: string): string {
+    return Crypto.createHash(algorithm).update(Crypto.randomBytes(32)).digest('hex').match(/../g)?.join(':') ?? '';
+}
+
+export function seedKeypairs(store: Store): void {
+    store.keypairs.push({
+        pk: uuid(),
+        name: SELF_SIGNED_KEYPAIR,
+        private_key_available: true,
+        managed: null,
+        fingerprint_sha256: fingerprint('sha256'),
+        fingerprint_sha1: fingerprint('sha1'),
+        cert_expiry: timestamp(YEAR_MS),
+        cert_subject: `CN=${SELF_SIGNED_KEYPAIR}`,
+    });
+}
+
+export function showKeypair(keypair: KeypairRecord): Json {
+    return {
+        ...keypair,
+        key_type: keypair.private_key_available ? 'rsa' : null,
+        certificate_download_url: `/api/v3/crypto/certificatekeypairs/${keypair.pk}/view_certificate/?download`,
+        private_key_download_url: `/api/v3/crypto/certificatekeypairs/${keypair.pk}/view_private_key/?download`,
+    };
+}
+
+export const cryptoOperations: ApiOperations = {
+    crypto_certificatekeypairs_list: {
+        access: 'objects',
+        run({ store, query }) {
+            let keypairs = store.keypairs.filter(
+                (keypair) =>
+                    (query.has_key === undefined || keypair.private_key_available === query.has_key) &&
+                    (query.name === undefined || keypair.name === query.name) &&
+                    (query.managed === undefined || keypair.managed === query.managed),
+            );
+            keypairs = searched(keypairs, query.search, (keypair) => [keypair.name]);
+            return { status: 200, body: paginated(keypairs.map(showKeypair), query, 'name') };
+        },
+    },
+};

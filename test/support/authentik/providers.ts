@@ -1,0 +1,95 @@
+/**
+ * What every kind of provider shares: the `Provider` shape (in `provider_obj` and `providers_obj`), the flows they
+ * refer to, unique names across kinds, and what deleting one does. A kind of provider (proxy-providers.ts; OAuth2 or
+ * SAML later) adds its own fields, rules and operations, and an entry in PROVIDER_KINDS.
+ */
+import { notUnique, unknownPk } from './errors.ts';
+import { findFlow } from './flows.ts';
+import type { Json } from './http.ts';
+import type { ApplicationRecord, ProviderRecord, Store } from './store.ts';
+
+export interface ProviderKind {
+    verboseName: string;
+    verboseNamePlural: string;
+    /** The web component of authentik's admin UI that edits this kind. */
+    component: string;
+    metaModelName: string;
+    /** Where an application of this provider is opened, when the application names no launch URL. */
+    launchUrl(provider: ProviderRecord): string | null;
+}
+
+export const PROVIDER_KINDS: Record<ProviderRecord['kind'], ProviderKind> = {
+    proxy: {
+        verboseName: 'Proxy Provider',
+        verboseNamePlural: 'Proxy Providers',
+        component: 'ak-provider-proxy-form',
+        metaModelName: 'authentik_providers_proxy.proxyprovider',
+        launchUrl: (provider) => provider.external_host,
+    },
+};
+
+export function findProvider(store: Store, pk: unknown): ProviderRecord | undefined {
+    return store.providers.find((provider) => provider.pk === pk);
+}
+
+/** The application the provider is the (main) provider of: one at most, as `Application.provider` is one-to-one. */
+export function applicationOf(store: Store, provider: ProviderRecord): ApplicationRecord | undefined {
+    return store.applications.find((application) => application.provider === provider.pk);
+}
+
+function backchannelApplicationOf(store: Store, provider: ProviderRecord): ApplicationRecord | undefined {
+    return store.applications.find((application) => application.backchannel_providers.includes(provider.pk));
+}
+
+/** The `Provider` schema: the fields all kinds share, with their read-only companions. */
+export function showProvider(store: Store, provider: ProviderRecord): Json {
+    const kind = PROVIDER_KINDS[provider.kind];
+    const application = applicationOf(store, provider);
+    const backchannel = backchannelApplicationOf(store, provider);
+    return {
+        pk: provider.pk,
+        name: provider.name,
+        authentication_flow: provider.authentication_flow,
+        authorization_flow: provider.authorization_flow,
+        invalidation_flow: provider.invalidation_flow,
+        property_mappings: provider.property_mappings,
+        component: kind.component,
+        assigned_application_slug: application?.slug ?? null,
+        assigned_application_name: application?.name ?? null,
+        assigned_backchannel_application_slug: backchannel?.slug ?? null,
+        assigned_backchannel_application_name: backchannel?.name ?? null,
+        verbose_name: kind.verboseName,
+        verbose_name_plural: kind.verboseNamePlural,
+        meta_model_name: kind.metaModelName,
+    };
+}
+
+/** The flows a provider request names must exist; the field-level check DRF makes first. */
+export function checkFlows(store: Store, body: Json): void {
+    for (const field of ['authorization_flow', 'invalidation_flow', 'authentication_flow']) {
+        const value = body[field];
+        if (value !== undefined && value !== null && !findFlow(store, value)) {
+            throw unknownPk(field, value);
+        }
+    }
+}
+
+/** `Provider.name` is unique across every kind of provider. */
+export function checkUniqueName(store: Store, name: unknown, except?: ProviderRecord): void {
+    if (name !== undefined && store.providers.some((provider) => provider !== except && provider.name === name)) {
+        throw notUnique('name', 'provider');
+    }
+}
+
+/** Deleting a provider takes it off every outpost and leaves its application without a provider. */
+export function deleteProvider(store: Store, provider: ProviderRecord): void {
+    store.providers.splice(store.providers.indexOf(provider), 1);
+    for (const outpost of store.outposts) {
+        outpost.providers = outpost.providers.filter((pk) => pk !== provider.pk);
+    }
+
+    for (const application of store.applications) {
+        if (application.provider === provider.pk) application.provider = null;
+        application.backchannel_providers = application.backchannel_providers.filter((pk) => pk !== provider.pk);
+    }
+}

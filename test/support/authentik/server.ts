@@ -1,0 +1,76 @@
+/**
+ * The stand-in's one HTTP server, as authentik's server container routes: `/api/v3/*` to the admin API,
+ * `/outpost.goauthentik.io/*` to the embedded outpost, the rest to authentik's pages. Every request is recorded;
+ * while `down` an API request gets its connection reset, as from a server that is not there.
+ */
+import type Http from 'node:http';
+
+import type { AdminApi } from './api.ts';
+import type { AuthentikWeb } from './authorization.ts';
+import { type EmbeddedOutpost, OUTPOST_PREFIX } from './embedded-outpost.ts';
+import { parseCookies, readBody, type Reply, text, type WebRequest, writeReply } from './http.ts';
+
+const API_PREFIX = '/api/v3';
+
+export interface RecordedRequest {
+    method: string;
+    /** Path and query, as in the request line. */
+    path: string;
+    /** 0 when the connection was reset. */
+    status: number;
+}
+
+export interface ServerParts {
+    api: AdminApi;
+    web: AuthentikWeb;
+    outpost: EmbeddedOutpost;
+    isDown(): boolean;
+    record(request: RecordedRequest): void;
+    /** Told a failure of the stand-in itself. */
+    violation(text: string): void;
+}
+
+function route(parts: ServerParts, request: WebRequest): Reply {
+    const path = request.url.pathname;
+    if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
+        return parts.api.handle({
+            method: request.method,
+            path: path.slice(API_PREFIX.length) || '/',
+            query: request.url.searchParams,
+            authorization: request.headers.authorization,
+            contentType: request.headers['content-type'],
+            body: request.body,
+        });
+    }
+
+    if (path.startsWith(`${OUTPOST_PREFIX}/`)) {
+        return parts.outpost.handle(request);
+    }
+
+    return parts.web.handle(request) ?? text(404, 'Not Found');
+}
+
+export function requestListener(parts: ServerParts): Http.RequestListener {
+    return (request, response) => {
+        const method = request.method ?? 'GET';
+        const path = request.url ?? '/';
+        const url = new URL(path, 'http://stand-in.invalid');
+        if (parts.isDown() && (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`))) {
+            parts.record({ method, path, status: 0 });
+            request.socket.resetAndDestroy();
+            return;
+        }
+
+        readBody(request)
+            .then((body) => {
+                const reply = route(parts, { method, url, headers: request.headers, cookies: parseCookies(request.headers.cookie), body });
+                parts.record({ method, path, status: reply.status });
+                writeReply(response, reply);
+            })
+            .catch((error: Error) => {
+                parts.record({ method, path, status: 500 });
+                parts.violation(`${method} ${path}: the stand-in failed: ${error.stack ?? error.message}`);
+                writeReply(response, text(500, `the authentik stand-in failed: ${error.message}`));
+            });
+    };
+}

@@ -1,0 +1,196 @@
+/**
+ * An authentik stand-in for tests, since authentik itself cannot run here: its admin API (the operations Gatehouse
+ * calls, checked both ways against the schema.yml of `@goauthentik/api`), its sign-in and authorization pages, and
+ * the embedded outpost's forward auth, on one HTTP server on 127.0.0.1. It starts as a fresh install does: akadmin
+ * (in authentik Admins) with the bootstrap token, the default flows, the self-signed keypair, the embedded outpost.
+ */
+import Http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { AdminApi, type ApiOperations } from './api.ts';
+import { applicationOperations, showApplication } from './applications.ts';
+import { AuthentikWeb } from './authorization.ts';
+import { cryptoOperations, seedKeypairs, showKeypair } from './crypto.ts';
+import {
+    createGroup,
+    createUser,
+    describeUser,
+    directoryOperations,
+    findUserByName,
+    isSuperuser,
+    type NewUser,
+    seedDirectory,
+    showGroup,
+    showUser,
+    type StandInUser,
+    versionDropsSessionUsers,
+} from './directory.ts';
+import { EmbeddedOutpost } from './embedded-outpost.ts';
+import { flowOperations, seedFlows, showFlow } from './flows.ts';
+import type { Json } from './http.ts';
+import { outpostOperations, seedEmbeddedOutpost, showOutpost } from './outposts.ts';
+import { policyOperations, showBinding } from './policies.ts';
+import { proxyProviderOperations, showProxyProvider } from './proxy-providers.ts';
+import { authentikDocument, type AuthentikDocument, Router } from './schema.ts';
+import { SchemaValidator } from './schema-validation.ts';
+import { type RecordedRequest, requestListener } from './server.ts';
+import { generateId, Store } from './store.ts';
+import { systemOperations } from './system.ts';
+import { BOOTSTRAP_TOKEN_IDENTIFIER, createToken, showToken, tokenOperations } from './tokens.ts';
+
+export const DEFAULT_VERSION = '2026.8.3';
+
+const OPERATIONS: ApiOperations = {
+    ...systemOperations,
+    ...directoryOperations,
+    ...tokenOperations,
+    ...flowOperations,
+    ...cryptoOperations,
+    ...outpostOperations,
+    ...proxyProviderOperations,
+    ...applicationOperations,
+    ...policyOperations,
+};
+
+export interface StandInOptions {
+    /** The version the server reports; before 2026.8 `/core/users/me/` leaves out `users`, as those servers do. */
+    version?: string;
+    port?: number;
+}
+
+export interface StandInState {
+    providers: Json[];
+    applications: Json[];
+    bindings: Json[];
+    outposts: Json[];
+    tokens: Json[];
+    groups: Json[];
+    users: Json[];
+    flows: Json[];
+    keypairs: Json[];
+}
+
+const schemas = new Map<string, { router: Router; validator: SchemaValidator }>();
+
+/** The schema as a server of that version answers: the installed document, less what older servers do not send. */
+function schemaFor(version: string): { router: Router; validator: SchemaValidator } {
+    const older = versionDropsSessionUsers(version);
+    const key = older ? 'without SessionUser.users' : 'as installed';
+    let found = schemas.get(key);
+    if (!found) {
+        let document: AuthentikDocument = authentikDocument();
+        if (older) {
+            const sessionUser = document.schemas.SessionUser ?? {};
+            const required = (sessionUser.required as string[] | undefined) ?? [];
+            const adapted = { ...sessionUser, required: required.filter((field) => field !== 'users') };
+            document = { ...document, schemas: { ...document.schemas, SessionUser: adapted } };
+        }
+
+        found = { router: new Router(document), validator: new SchemaValidator(document) };
+        schemas.set(key, found);
+    }
+
+    return found;
+}
+
+function checkOperationsExist(): void {
+    const known = new Set(authentikDocument().operations.map((operation) => operation.id));
+    const unknown = Object.keys(OPERATIONS).filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+        throw new Error(`the authentik stand-in serves operations its schema does not have: ${unknown.join(', ')}`);
+    }
+}
+
+export class AuthentikStandIn {
+    /** http://127.0.0.1:<port>, without a trailing slash. */
+    readonly url: string;
+    /** A non-expiring API token of akadmin, identifier authentik-bootstrap-token, as AUTHENTIK_BOOTSTRAP_TOKEN makes. */
+    readonly bootstrapToken: string;
+    /** akadmin's password, as AUTHENTIK_BOOTSTRAP_PASSWORD sets it. */
+    readonly bootstrapPassword = generateId(24);
+    /** Every request the schema refused and every answer of the stand-in that does not match it. */
+    readonly violations: string[] = [];
+    readonly requests: RecordedRequest[] = [];
+    /** While true, every /api/v3 request has its connection reset. */
+    down = false;
+    readonly #server: Http.Server;
+    readonly #store: Store;
+
+    constructor(server: Http.Server, url: string, version: string) {
+        checkOperationsExist();
+        this.#server = server;
+        this.url = url;
+        this.#store = new Store(url, version);
+        seedFlows(this.#store);
+        seedKeypairs(this.#store);
+        const admin = seedDirectory(this.#store, this.bootstrapPassword);
+        seedEmbeddedOutpost(this.#store);
+        this.bootstrapToken = createToken(this.#store, { identifier: BOOTSTRAP_TOKEN_IDENTIFIER, user: admin, expiring: false }).key;
+        const { router, validator } = schemaFor(version);
+        const violation = (text: string) => this.violations.push(text);
+        const api = new AdminApi(this.#store, router, validator, OPERATIONS, violation);
+        const web = new AuthentikWeb(this.#store);
+        const outpost = new EmbeddedOutpost(this.#store, web);
+        const record = (request: RecordedRequest) => this.requests.push(request);
+        server.on('request', requestListener({ api, web, outpost, isDown: () => this.down, record, violation }));
+    }
+
+    /** Adds a group; answers its pk (a uuid). */
+    addGroup(name: string): string {
+        return createGroup(this.#store, name).pk;
+    }
+
+    /** Adds a user (groups by name, created when missing; `isSuperuser` puts them in authentik Admins); answers the pk. */
+    addUser(user: Omit<NewUser, 'type' | 'path'>): number {
+        return createUser(this.#store, user).pk;
+    }
+
+    /** An API token of the user, for tests of a token without admin rights; answers its key. */
+    addToken(options: { username: string; identifier?: string; intent?: 'api' }): string {
+        const user = findUserByName(this.#store, options.username);
+        if (!user) {
+            throw new Error(`the authentik stand-in has no user ${options.username}`);
+        }
+
+        const identifier = options.identifier ?? `${options.username}-token-${generateId(6)}`;
+        return createToken(this.#store, { identifier, user, intent: options.intent ?? 'api', expiring: !isSuperuser(this.#store, user) })
+            .key;
+    }
+
+    /** The user as a test describes it, or undefined. */
+    user(username: string): StandInUser | undefined {
+        const found = findUserByName(this.#store, username);
+        return found && describeUser(this.#store, found);
+    }
+
+    /** What the stand-in holds, as the API shows it (fresh copies: changing them changes nothing). */
+    get state(): StandInState {
+        const store = this.#store;
+        return {
+            providers: store.providers.map((provider) => showProxyProvider(store, provider)),
+            applications: store.applications.map((application) => showApplication(store, application)),
+            bindings: store.bindings.map((binding) => showBinding(store, binding)),
+            outposts: store.outposts.map((outpost) => showOutpost(store, outpost)),
+            tokens: store.tokens.map((token) => showToken(store, token)),
+            groups: store.groups.map((group) => showGroup(store, group, { include_users: true })),
+            users: store.users.map((user) => showUser(store, user)),
+            flows: store.flows.map(showFlow),
+            keypairs: store.keypairs.map(showKeypair),
+        };
+    }
+
+    async close(): Promise<void> {
+        this.#server.closeAllConnections();
+        await new Promise((resolve) => this.#server.close(resolve));
+    }
+}
+
+export async function startAuthentikStandIn(options: StandInOptions = {}): Promise<AuthentikStandIn> {
+    const server = Http.createServer();
+    await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    });
+    const { port } = server.address() as AddressInfo;
+    return new AuthentikStandIn(server, `http://127.0.0.1:${port}`, options.version ?? DEFAULT_VERSION);
+}
