@@ -17,6 +17,7 @@ import { accessCheck, type OperationAccess } from './plugins/git/domain/identity
 import { GIT_AUTH_STRATEGY, registerGitAuth } from './plugins/git/domain/identity/auth.ts';
 import { docsPlugin } from './plugins/docs.ts';
 import { deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
+import { idpPlugin } from './plugins/idp/index.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
 import { packageRegistryPlugin } from './plugins/git/routes/package-registry.ts';
 import { runnerProtocolPlugin } from './plugins/git/routes/runner-protocol.ts';
@@ -67,7 +68,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     }
 
     if (config.services.includes('deploy')) {
-        await server.register(deploySecurityPlugin);
+        await server.register([deploySecurityPlugin, idpPlugin]);
         missing.push(
             ...(await registerDeployApi(server, {
                 specsDir: DEPLOY_SPECS_DIR,

@@ -42,6 +42,8 @@ export interface Config {
     deploy: {
         sessionHours: number;
     };
+    /** AUTHENTIK_URL and AUTHENTIK_BOOTSTRAP_TOKEN: connect to authentik at first start when nothing is saved yet. */
+    idpBootstrap: { url: string | undefined; token: string | undefined };
     /** Failed password and code checks, of both services (lib/throttle.ts). */
     signInLimits: ThrottleLimits;
     /** Proxies (CIDRs) whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
@@ -140,6 +142,8 @@ const environmentSchema = Joi.object({
     NGINX_LISTEN_ADDRESS: Joi.string().ip({ cidr: 'forbidden' }),
     ACME_WEBROOT: Joi.string(),
     ACME_DIRECTORY_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+    AUTHENTIK_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+    AUTHENTIK_BOOTSTRAP_TOKEN: Joi.string().max(4096),
     ACME_CA_FILE: Joi.string(),
     ACME_EMAIL: Joi.string().email({ tlds: false }),
     ACME_RENEW_DAYS: Joi.number().integer().min(1).max(89).default(30),
@@ -266,6 +270,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         },
         deploy: {
             sessionHours: value.DEPLOY_SESSION_HOURS as number,
+        },
+        idpBootstrap: {
+            url: value.AUTHENTIK_URL as string | undefined,
+            token: value.AUTHENTIK_BOOTSTRAP_TOKEN as string | undefined,
         },
         signInLimits: {
             windowSeconds: value.LOGIN_WINDOW_SECONDS as number,

@@ -308,7 +308,7 @@ async function main(): Promise<number> {
         output: [process.stdout, jsonFile, tapFile],
         environment: 'test',
         leaks: true,
-        globals: TSLIB_GLOBALS,
+        globals: [...TSLIB_GLOBALS, ...PLAYWRIGHT_GLOBALS],
         colors: false,
     });
     const { passed, failed, skipped } = countResults(tapFile, jsonFile);
@@ -365,6 +365,9 @@ const TSLIB_GLOBALS = [
     '__disposeResources',
     '__rewriteRelativeImportExtension',
 ];
+
+/** playwright-core (the browser tests) bundles zod, which keeps its registry on globalThis, and signal-exit. */
+const PLAYWRIGHT_GLOBALS = ['__zod_globalConfig', '__zod_globalRegistry', 'Symbol(signal-exit emitter)'];
 
 main().then(
     (code) => process.exit(code),

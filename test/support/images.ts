@@ -6,6 +6,8 @@ import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
+import Docker from 'dockerode';
+
 import { temporaryDirectory } from '../helpers/server.ts';
 
 const BUSYBOX = '/bin/busybox';
@@ -67,4 +69,26 @@ export function buildWebImage(tag: string, page: string, push = false): string {
         { files: { '/www/index.html': page }, lines: ['EXPOSE 80', 'CMD ["httpd", "-f", "-v", "-p", "80", "-h", "/www"]'] },
         push,
     );
+}
+
+/** Removes the containers and networks of compose projects, and the images given: what deploy tests leave behind. */
+export async function removeProjects(projects: string[], images: string[] = []): Promise<void> {
+    const engine = new Docker();
+    for (const project of projects) {
+        const label = [`com.docker.compose.project=${project}`];
+        for (const container of await engine.listContainers({ all: true, filters: { label } })) {
+            await engine.getContainer(container.Id).remove({ force: true });
+        }
+
+        for (const network of await engine.listNetworks({ filters: { label } })) {
+            await engine.getNetwork(network.Id).remove();
+        }
+    }
+
+    for (const image of images) {
+        await engine
+            .getImage(image)
+            .remove({ force: true })
+            .catch(() => undefined);
+    }
 }

@@ -49,6 +49,9 @@ const ROLES_OF_ROUTES = {
         'status.getAppStatus',
     ],
     editor: [
+        'access.listAccessGroups',
+        'access.listDirectoryUsers',
+        'access.updateAppAccess',
         'apps.checkName',
         'apps.createApp',
         'apps.previewApp',
@@ -67,6 +70,11 @@ const ROLES_OF_ROUTES = {
     ],
     admin: [
         'audit.listAudit',
+        'idp.bootstrapIdentityProvider',
+        'idp.disconnectIdentityProvider',
+        'idp.discoverIdentityProvider',
+        'idp.getIdentityProvider',
+        'idp.updateIdentityProvider',
         'lifecycle.deleteApp',
         'oidc.getSettings',
         'oidc.testSettings',

@@ -6,11 +6,13 @@
 import Fs from 'node:fs';
 
 import { parseCompose } from '../compose/compose-parse.ts';
+import { siteHasTls } from '../nginx/site-model.ts';
 import { hasPlaceholderCertificate } from '../host/certificate-info.ts';
 import { dockerClient } from '../host/docker-client.ts';
 import { ComposeEngine, type UpOutcome } from './compose-engine.ts';
 import { type ProjectPlan, planProject } from './compose-plan.ts';
 import { parseEnvFile } from './env-file.ts';
+import { type AppliedAccess, applyAccess, checkSignInStep, undoAccess } from './access-steps.ts';
 import { type FileSnapshot, type RunContext, restoreFile, snapshotFile, writeFileAtomically } from './run-context.ts';
 import { checkThroughNginx, ensureCertificateFiles, testAndReload } from './site-steps.ts';
 
@@ -22,10 +24,6 @@ export function engineOf(context: RunContext): ComposeEngine {
 
 export function upOptions(context: RunContext) {
     return { healthTimeoutMs: context.config.apps.healthTimeoutSeconds * 1000 };
-}
-
-function siteHasTls(site: string): boolean {
-    return /\blisten\s+[^;]*\bssl\b/.test(site);
 }
 
 /** The plan of the app as its files on disk describe it. */
@@ -53,6 +51,7 @@ export async function deployApp(context: RunContext): Promise<void> {
     const engine = engineOf(context);
     const snapshots: FileSnapshot[] = [];
     let outcome: UpOutcome | undefined;
+    let access: AppliedAccess | undefined;
     try {
         context.step = 'files';
         const { composeFile, secretsFile, siteFile, appDir } = context.paths;
@@ -81,6 +80,7 @@ export async function deployApp(context: RunContext): Promise<void> {
 
         outcome.pulledImages = pulled;
         context.log(`Services ready: ${plan.services.map((service) => service.service).join(', ')}`);
+        access = await applyAccess(context, siteHasTls(files.site));
 
         context.step = 'nginx';
         if (siteHasTls(files.site)) {
@@ -99,11 +99,16 @@ export async function deployApp(context: RunContext): Promise<void> {
 
         context.step = 'check';
         await checkThroughNginx(context, siteHasTls(files.site));
+        await checkSignInStep(context, siteHasTls(files.site));
         await engine.commit(outcome);
         await recordCreated(context, outcome);
     } catch (error) {
         const changed = outcome;
-        await rollBack(context, snapshots, error as Error, changed && (() => engine.rollback(changed)));
+        const applied = access;
+        await rollBack(context, snapshots, error as Error, {
+            ...(changed ? { containers: () => engine.rollback(changed) } : {}),
+            ...(applied ? { access: () => undoAccess(context, applied) } : {}),
+        });
     }
 }
 
@@ -158,14 +163,19 @@ async function obtainCertificateIfDue(context: RunContext): Promise<void> {
     await testAndReload(context);
 }
 
-/** Puts the files back (and the containers, through `restoreContainers`, when the run had changed them). */
-async function rollBack(context: RunContext, snapshots: FileSnapshot[], cause: Error, restoreContainers?: () => Promise<string[]>) {
+interface Undo {
+    containers?: () => Promise<string[]>;
+    access?: () => Promise<string>;
+}
+
+/** Puts the files back, and the containers and the identity provider's objects when the run had changed them. */
+async function rollBack(context: RunContext, snapshots: FileSnapshot[], cause: Error, undo: Undo = {}) {
     context.log(`Failed: ${cause.message}`, 'error');
     context.step = 'rollback';
     const undone: string[] = [];
     try {
-        if (restoreContainers) {
-            undone.push(...(await restoreContainers()));
+        if (undo.containers) {
+            undone.push(...(await undo.containers()));
         }
 
         for (const snapshot of snapshots.reverse()) {
@@ -176,6 +186,10 @@ async function rollBack(context: RunContext, snapshots: FileSnapshot[], cause: E
         if (snapshots.some((snapshot) => snapshot.path === context.paths.siteFile)) {
             await testAndReload(context);
             undone.push('nginx configuration restored and reloaded');
+        }
+
+        if (undo.access) {
+            undone.push(await undo.access());
         }
     } catch (error) {
         context.log(`The rollback did not finish: ${(error as Error).message}`, 'error');
@@ -205,6 +219,7 @@ export async function applySite(context: RunContext): Promise<void> {
         await testAndReload(context);
         context.step = 'check';
         await checkThroughNginx(context, siteHasTls(site));
+        await checkSignInStep(context, siteHasTls(site));
     } catch (error) {
         await rollBack(context, [snapshot], error as Error);
     }

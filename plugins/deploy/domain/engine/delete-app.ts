@@ -13,6 +13,7 @@ import type Docker from 'dockerode';
 
 import { hasPlaceholderCertificate } from '../host/certificate-info.ts';
 import { dockerClient } from '../host/docker-client.ts';
+import { removeAccessObjects } from './access-steps.ts';
 import { planFromDisk } from './app-runs.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import type { DeleteOptions, RunContext } from './run-context.ts';
@@ -33,10 +34,7 @@ export async function deleteApp(context: RunContext): Promise<void> {
     if (options.removeImages) await removeImages(context, docker, options, images);
     if (options.removeCert) await removeCertificateOf(context, options);
     if (options.removeDns) await removeDnsRecord(context, options);
-    if (options.removeAccess) {
-        context.step = 'access';
-        context.log('Access: no identity-provider objects were made for this app, so there is nothing to remove');
-    }
+    if (options.removeAccess) await removeAccessObjects(context);
 
     await removeData(context, options, stamp);
 }

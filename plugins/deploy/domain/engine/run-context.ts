@@ -5,6 +5,7 @@ import Path from 'node:path';
 import type { Knex } from 'knex';
 
 import type { Config } from '../../../../lib/config.ts';
+import type { ActiveConnection } from '../../../idp/connection-service.ts';
 import type { RunMessage } from '../runs/run-service.ts';
 
 export type AppRunKind = 'deploy' | 'compose' | 'nginx' | 'action' | 'delete';
@@ -29,6 +30,16 @@ export interface AppFilesToWrite {
     site: string;
 }
 
+/** The identity provider as a run uses it: the connection (its token opened for the run) and the app's groups. */
+export interface RunAccess {
+    connection: ActiveConnection;
+    title: string;
+    /** Group pks bound to the app's application; none lets every signed-in user of the provider through. */
+    groups: string[];
+    /** Hand-written locations of the site that the forward-auth check does not cover. */
+    openLocations?: string[];
+}
+
 export interface AppRunData {
     runId: number;
     app: string;
@@ -39,9 +50,11 @@ export interface AppRunData {
     values?: Record<string, string>;
     action?: AppAction;
     remove?: DeleteOptions;
+    /** Set when a provider is connected: a deploy puts the app behind it, a delete may remove its objects. */
+    access?: RunAccess;
 }
 
-export type ResourceKind = 'image' | 'volume' | 'certificate' | 'dns' | 'archive';
+export type ResourceKind = 'image' | 'volume' | 'certificate' | 'dns' | 'archive' | 'access';
 
 export interface AppPaths {
     appDir: string;
@@ -80,7 +93,12 @@ export class RunContext {
         this.#post({ type: 'event', step: this.step, level, text });
     };
 
-    // The resource ledger; the connection opens on first use.
+    /** The run's own database connection, opened on first use. */
+    async database(): Promise<Knex> {
+        return await this.#database();
+    }
+
+    // The resource ledger.
     async recordResource(kind: ResourceKind, name: string): Promise<void> {
         const knex = await this.#database();
         const existing = await knex('dp_app_resources').where({ app_name: this.data.app, kind, name }).first('id');

@@ -2,6 +2,9 @@
 import Fs from 'node:fs';
 
 import { PLACEHOLDER_ORGANISATION, certificatePaths } from '../host/certificate-info.ts';
+import { siteAddress } from '../access/sign-in-check.ts';
+import { readSite } from '../nginx/site-model.ts';
+import { OUTPOST_PATH } from '../nginx/site-types.ts';
 import { checkHttp } from '../host/http-check.ts';
 import { reloadNginx, testNginxConfiguration } from '../host/nginx-control.ts';
 import { makeSelfSignedCertificate } from '../host/self-signed.ts';
@@ -46,28 +49,74 @@ export async function testAndReload(context: RunContext): Promise<void> {
     context.log('nginx reloaded');
 }
 
-/** The app answers through nginx: any status below 500 (a login page or a redirect is an answer; 502 is not). */
-export async function checkThroughNginx(context: RunContext, https: boolean): Promise<void> {
+interface Attempt {
+    ok: boolean;
+    text: string;
+}
+
+/** The loopback upstreams the site's modelled locations proxy to. */
+function upstreamsOf(site: string | undefined): string[] {
+    if (site === undefined) {
+        return [];
+    }
+
+    try {
+        return [...new Set(readSite(site).spec.locations.map((location) => location.proxyPass))];
+    } catch {
+        return [];
+    }
+}
+
+async function attemptThroughNginx(context: RunContext, https: boolean, site: string | undefined): Promise<Attempt> {
     const host = context.config.host;
     const port = https ? host.nginxHttpsPort : host.nginxHttpPort;
+    // A browser sends the port in Host when it is not the scheme's default; the identity provider's outpost matches it.
+    const hostHeader = siteAddress({ host, domain: context.data.domain, https }).hostHeader;
+    // As a visitor's request arrives: at nginx on loopback, with the app's name as Host and SNI. The chain is not
+    // verified: the certificate is checked on its own, and a stand-in must not stop the check of the proxying.
+    const url = new URL(`${https ? 'https' : 'http'}://127.0.0.1:${port}/`);
+    const result = await checkHttp({ url, host: hostHeader, timeoutMs: 5000, skipVerification: true });
+    if (result.statusCode === null || result.statusCode >= 500) {
+        return { ok: false, text: `did not answer through nginx: ${result.error ?? `status ${result.statusCode}`}` };
+    }
+
+    const answered = `answered ${result.statusCode} through nginx in ${result.ms} ms`;
+    if (!result.location?.includes(OUTPOST_PATH)) {
+        return { ok: true, text: answered };
+    }
+
+    // Behind forward auth nginx answers for the app without asking it: the app's upstreams are asked directly.
+    for (const upstream of upstreamsOf(site)) {
+        const direct = await checkHttp({ url: new URL(upstream), host: hostHeader, timeoutMs: 5000 });
+        if (direct.statusCode === null || direct.statusCode >= 500) {
+            return {
+                ok: false,
+                text: `sends visitors to sign in, but its upstream ${upstream} did not answer: ${direct.error ?? `status ${direct.statusCode}`}`,
+            };
+        }
+    }
+
+    return { ok: true, text: `${answered} (to the sign-in; the app's upstream answers)` };
+}
+
+/**
+ * The app answers through nginx: any status below 500 (a login page or a redirect is an answer; 502 is not). Behind
+ * forward auth, nginx's redirect to the sign-in is its answer, and the app's upstreams must answer too.
+ */
+export async function checkThroughNginx(context: RunContext, https: boolean): Promise<void> {
+    const port = https ? context.config.host.nginxHttpsPort : context.config.host.nginxHttpPort;
     const shown = `${https ? 'https' : 'http'}://${context.data.domain}:${port}/`;
+    const site = context.data.files?.site;
     const deadline = Date.now() + 15_000;
     for (;;) {
-        // As a visitor's request arrives: at nginx on loopback, with the app's name as Host and SNI. The chain is
-        // not verified: the certificate is checked on its own, and a stand-in must not stop the check of the proxying.
-        const result = await checkHttp({
-            url: new URL(`${https ? 'https' : 'http'}://127.0.0.1:${port}/`),
-            host: context.data.domain,
-            timeoutMs: 5000,
-            skipVerification: true,
-        });
-        if (result.statusCode !== null && result.statusCode < 500) {
-            context.log(`${shown} answered ${result.statusCode} through nginx in ${result.ms} ms`);
+        const attempt = await attemptThroughNginx(context, https, site);
+        if (attempt.ok) {
+            context.log(`${shown} ${attempt.text}`);
             return;
         }
 
         if (Date.now() > deadline) {
-            throw new Error(`${shown} did not answer through nginx: ${result.error ?? `status ${result.statusCode}`}`);
+            throw new Error(`${shown} ${attempt.text}`);
         }
 
         await new Promise((resolve) => setTimeout(resolve, 500));

@@ -6,13 +6,15 @@ import Tls from 'node:tls';
 
 export interface HttpCheck {
     statusCode: number | null;
+    /** The Location header of a redirect. */
+    location: string | null;
     ms: number;
     error: string | null;
 }
 
 export interface HttpCheckOptions {
     url: URL;
-    /** Sent as Host (and as the TLS server name) instead of the URL's host, to reach a virtual host by address. */
+    /** Sent as Host (and, without its port, as the TLS server name) instead of the URL's host, to reach a virtual host by address. */
     host?: string;
     timeoutMs?: number;
     /** Extra CA certificates (PEM) to trust besides the system's. */
@@ -45,7 +47,7 @@ export function checkHttp(options: HttpCheckOptions): Promise<HttpCheck> {
         const headers = { 'user-agent': 'gatehouse-status', ...(host ? { host } : {}) };
         const requestOptions: Https.RequestOptions = { method: 'GET', headers, agent: false, timeout: timeoutMs };
         if (secure) {
-            const serverName = host ?? url.hostname;
+            const serverName = host?.replace(/:\d+$/, '') ?? url.hostname;
             // SNI carries names only (RFC 6066); an address is left out.
             if (Net.isIP(serverName) === 0) {
                 requestOptions.servername = serverName;
@@ -58,11 +60,11 @@ export function checkHttp(options: HttpCheckOptions): Promise<HttpCheck> {
         }
 
         const request = (secure ? Https : Http).request(url, requestOptions, (response) => {
-            settle({ statusCode: response.statusCode ?? null, error: null });
+            settle({ statusCode: response.statusCode ?? null, location: response.headers.location ?? null, error: null });
             response.destroy();
         });
         request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-        request.on('error', (error) => settle({ statusCode: null, error: describeError(error) }));
+        request.on('error', (error) => settle({ statusCode: null, location: null, error: describeError(error) }));
         request.end();
     });
 }

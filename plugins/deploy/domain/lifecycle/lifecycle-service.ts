@@ -14,9 +14,10 @@ import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
-import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
+import { appAccess } from '../access/access-service.ts';
+import type { AppAction, AppRunData, AppRunKind, DeleteOptions, RunAccess } from '../engine/run-context.ts';
 import type { Finding } from '../findings/finding.ts';
-import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
+import { checkSite, parseSite, protectSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
 
 const RUN_SCRIPT = Path.join(ROOT_DIR, 'jobs', 'app-run.ts');
@@ -130,8 +131,9 @@ export class LifecycleService {
             includePreexisting: request.includePreexisting === true,
             forgetHistory: request.forgetHistory === true,
         };
+        const access = options.removeAccess ? await appAccess(this.#server).forRun(app) : undefined;
         // The run ends long after start() answers its id, so the id is set when onEnd reads it.
-        const runId = await this.#start(app, 'delete', actor, { remove: options }, async (state) => {
+        const runId = await this.#start(app, 'delete', actor, { remove: options, ...(access ? { access } : {}) }, async (state) => {
             if (state === 'succeeded') {
                 await this.#forgetApp(app.name, options.forgetHistory ? runId : undefined);
             }
@@ -168,11 +170,25 @@ export class LifecycleService {
         }
     }
 
+    /** The identity provider for the run, and the site with its forward-auth check when the app goes behind it. */
+    async #accessFor(app: AppRecord, kind: AppRunKind): Promise<{ access?: RunAccess; site: string }> {
+        const access = await appAccess(this.#server).forRun(app);
+        const behind = kind !== 'nginx' || (await appAccess(this.#server).isBehindProvider(app.name));
+        if (!access || !behind) {
+            return { site: app.draft.nginx };
+        }
+
+        const places = sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain });
+        const site = forField('nginx', () => protectSite(app.draft.nginx, access.connection.outpostUrl, places));
+        return { access: { ...access, openLocations: site.unprotected }, site: site.text };
+    }
+
     async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser): Promise<number> {
         const values = await apps(this.#server).secretsOf(app.name);
-        const files = { compose: app.draft.compose, secrets: renderSecretsFile(values), site: app.draft.nginx };
+        const { access, site } = await this.#accessFor(app, kind);
+        const files = { compose: app.draft.compose, secrets: renderSecretsFile(values), site };
         const previousState = app.state;
-        return await this.#start(app, kind, actor, { files, values }, async (state) => {
+        return await this.#start(app, kind, actor, { files, values, ...(access ? { access } : {}) }, async (state) => {
             if (kind === 'nginx') {
                 return;
             }

@@ -9,7 +9,7 @@ import type { Finding } from '../findings/finding.ts';
 import { assertHostAccess, type SitePlaces } from './site-access.ts';
 import { checkSite } from './site-check.ts';
 import { parseSite } from './site-parse.ts';
-import { normalizeSite } from './site-render.ts';
+import { normalizeSite, renderSite } from './site-render.ts';
 import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, type SiteSpec } from './site-types.ts';
 import { type ConfFile, ConfSyntaxError, ConfTooDeepError, readConf } from './syntax.ts';
 
@@ -107,4 +107,24 @@ export function checkSiteText(text: string, places?: SitePlaces): Finding[] {
         message: `line ${line}: ${message}`,
     }));
     return [...risks, ...modelFindings(text, places)];
+}
+
+/**
+ * The site with the identity provider's forward-auth check in front of every location it models: the outpost
+ * locations, the sign-in redirect and the auth check. Hand-written locations kept as extra text are not
+ * changed; they are named, so the run can warn that they stay open.
+ */
+export function protectSite(text: string, outpostUrl: string, places?: SitePlaces): { text: string; unprotected: string[] } {
+    const { spec } = parseSite(text, places);
+    const protectedSpec: SiteSpec = {
+        ...spec,
+        forwardAuth: { ...spec.forwardAuth, outpostUrl: outpostUrl.replace(/\/+$/, '') },
+        locations: spec.locations.map((location) => ({ ...location, auth: true })),
+    };
+    const unprotected = [...(spec.extra ?? '').matchAll(/^\s*location\s+([^{\s]+[^{]*?)\s*\{/gm)].map((match) => match[1] ?? '');
+    return { text: renderSite(protectedSpec), unprotected };
+}
+
+export function siteHasTls(site: string): boolean {
+    return /\blisten\s+[^;]*\bssl\b/.test(site);
 }

@@ -8,6 +8,7 @@ import { forwardedVariable, PROXY_HEADERS, WEBSOCKET_HEADERS } from './site-rend
 import {
     ACME_PATH,
     DEFAULT_FORWARDED_HEADERS,
+    IDENTITY_HEADERS,
     type ForwardAuthSpec,
     type LocationSpec,
     OUTPOST_PATH,
@@ -126,6 +127,10 @@ class LocationReader {
 
         if (WEBSOCKET_HEADERS.some(([known]) => known === name) || (name === 'Connection' && value === '$connection_upgrade')) {
             this.websocket = true;
+            return true;
+        }
+
+        if (value === '' && IDENTITY_HEADERS.some((header) => header.toLowerCase() === name.toLowerCase())) {
             return true;
         }
 

@@ -6,6 +6,7 @@ import {
     DEFAULT_FORWARDED_HEADERS,
     DEFAULT_SIGN_IN_PATH,
     type ForwardAuthSpec,
+    IDENTITY_HEADERS,
     type LocationSpec,
     OUTPOST_PATH,
     SIGN_IN_LOCATION,
@@ -151,6 +152,8 @@ function writeOutpostLocations(writer: Writer, spec: SiteSpec, forwardAuth: Forw
     writer.open(`location ${OUTPOST_PATH}`);
     writer.line(`proxy_pass ${forwardAuth.outpostUrl}${OUTPOST_PATH};`);
     writer.line('proxy_set_header Host $host;').line('proxy_set_header X-Original-URL $scheme://$http_host$request_uri;');
+    // authentik matches the app's external host with its port (Host alone has none).
+    writer.line('proxy_set_header X-Forwarded-Host $http_host;');
     writer.line('add_header Set-Cookie $auth_cookie;').line('auth_request_set $auth_cookie $upstream_http_set_cookie;');
     writer.line('proxy_pass_request_body off;').line(`proxy_set_header Content-Length ${quote('')};`);
     writer.close().line();
@@ -159,14 +162,20 @@ function writeOutpostLocations(writer: Writer, spec: SiteSpec, forwardAuth: Forw
     writer.close().line();
 }
 
-function writeAuthCheck(writer: Writer, spec: SiteSpec, forwardAuth: ForwardAuthSpec): void {
+function writeAuthCheck(writer: Writer, spec: SiteSpec, location: LocationSpec, forwardAuth: ForwardAuthSpec): void {
     writer.line(`auth_request ${OUTPOST_PATH}/auth/nginx;`).line(`error_page 401 = ${SIGN_IN_LOCATION};`);
     writer.line('auth_request_set $auth_cookie $upstream_http_set_cookie;').line('add_header Set-Cookie $auth_cookie;');
     // An add_header here hides the server's own add_header lines from this location, so they are repeated.
     writeResponseHeaders(writer, spec.headers);
-    for (const header of forwardAuth.headers ?? DEFAULT_FORWARDED_HEADERS) {
+    const forwarded = forwardAuth.headers ?? DEFAULT_FORWARDED_HEADERS;
+    for (const header of forwarded) {
         const { variable, upstream } = forwardedVariable(header);
         writer.line(`auth_request_set ${variable} ${upstream};`).line(`proxy_set_header ${header} ${variable};`);
+    }
+
+    const setHere = new Set([...forwarded, ...Object.keys(location.headers ?? {})].map((header) => header.toLowerCase()));
+    for (const header of IDENTITY_HEADERS.filter((name) => !setHere.has(name.toLowerCase()))) {
+        writer.line(`proxy_set_header ${header} ${quote('')};`);
     }
 }
 
@@ -185,7 +194,7 @@ function writeProxyLocation(writer: Writer, spec: SiteSpec, location: LocationSp
     }
 
     if (location.auth && spec.forwardAuth) {
-        writeAuthCheck(writer, spec, spec.forwardAuth);
+        writeAuthCheck(writer, spec, location, spec.forwardAuth);
     }
 
     writer.close();

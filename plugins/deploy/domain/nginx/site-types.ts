@@ -51,3 +51,21 @@ export const DEFAULT_FORWARDED_HEADERS = [
 export const OUTPOST_PATH = '/outpost.goauthentik.io';
 export const SIGN_IN_LOCATION = '@goauthentik_proxy_signin';
 export const ACME_PATH = '/.well-known/acme-challenge/';
+
+/**
+ * Request headers an app may take as the visitor's identity. A visitor could send them, so every location behind
+ * forward auth clears them toward the app, unless the outpost's answer sets them.
+ */
+export const IDENTITY_HEADERS = [
+    'Remote-User',
+    'Remote-Email',
+    'Remote-Name',
+    'Remote-Groups',
+    'X-idp-username',
+    'X-idp-email',
+    'X-idp-name',
+    'X-idp-groups',
+    ...DEFAULT_FORWARDED_HEADERS,
+    'X-authentik-jwt',
+    ...['jwks', 'outpost', 'provider', 'app', 'version'].map((name) => `X-authentik-meta-${name}`),
+];

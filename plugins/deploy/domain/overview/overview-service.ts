@@ -1,7 +1,8 @@
 import type { Server } from '@hapi/hapi';
 
 import { defineService } from '../../../../lib/services.ts';
-import { settings } from '../accounts/settings-service.ts';
+import { settings } from '../../../../lib/settings.ts';
+import { idpConnection } from '../../../idp/connection-service.ts';
 import { deployUsers } from '../accounts/user-service.ts';
 import { apps } from '../apps/app-service.ts';
 import { type Run, runs } from '../runs/run-service.ts';
@@ -64,7 +65,7 @@ export class OverviewService {
                 acme,
                 registry,
                 dns: dnsIntegration(host),
-                identityProvider: { configured: false },
+                identityProvider: await identityProviderIntegration(this.#server),
                 oidcSignIn: { configured: oidc?.enabled === true, issuer: oidc?.issuer ?? null },
             },
             conventions: {
@@ -82,6 +83,12 @@ export class OverviewService {
             },
         };
     }
+}
+
+async function identityProviderIntegration(server: Server) {
+    const connection = idpConnection(server);
+    const stored = await connection.stored();
+    return { configured: Boolean(stored), kind: stored?.kind ?? null, url: stored?.url ?? null, health: await connection.health() };
 }
 
 export const overview = defineService<OverviewService>('overview', (owner) => new OverviewService(owner));

@@ -146,7 +146,9 @@ export class StatusService {
      */
     async #probe(scheme: 'http' | 'https', port: number, domain: string): Promise<Probe> {
         const url = new URL(`${scheme}://127.0.0.1:${port}/`);
-        const check = await checkHttp({ url, host: domain, skipVerification: true });
+        // With its port when not the default, as a browser sends it (an identity provider's outpost matches it).
+        const hostHeader = port === (scheme === 'https' ? 443 : 80) ? domain : `${domain}:${port}`;
+        const check = await checkHttp({ url, host: hostHeader, skipVerification: true });
         return { url: url.toString(), host: domain, ...check };
     }
 

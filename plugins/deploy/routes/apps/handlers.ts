@@ -1,5 +1,6 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
+import { appAccess } from '../../domain/access/access-service.ts';
 import { audit } from '../../domain/accounts/audit-service.ts';
 import { filesOnDisk } from '../../domain/apps/app-files.ts';
 import { apps, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
@@ -41,7 +42,8 @@ export const listApps: Lifecycle.Method = async (request) => {
 
 export const getApp: Lifecycle.Method = async (request) => {
     const service = apps(request.server);
-    return { app: await service.toApi(await service.require(appName(request)), mayReadSecrets(request)) };
+    const app = await service.require(appName(request));
+    return { app: { ...(await service.toApi(app, mayReadSecrets(request))), access: await appAccess(request.server).describe(app) } };
 };
 
 export const saveDraft: Lifecycle.Method = async (request) => {

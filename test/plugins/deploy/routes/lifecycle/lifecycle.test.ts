@@ -14,7 +14,7 @@ import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 import { freePort } from '../../../../helpers/server.ts';
 import { dnsEnvironment, type RunningBind, startBind } from '../../../../support/bind.ts';
-import { buildWebImage, docker } from '../../../../support/images.ts';
+import { buildWebImage, docker, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
 import { readEvents, type SseMessage } from '../../../../support/sse.ts';
 
@@ -201,19 +201,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     after(async () => {
-        for (const project of ['shop', 'blog', 'wiki', 'notes']) {
-            for (const container of await engine.listContainers({
-                all: true,
-                filters: { label: [`com.docker.compose.project=${project}`] },
-            })) {
-                await engine.getContainer(container.Id).remove({ force: true });
-            }
-
-            for (const network of await engine.listNetworks({ filters: { label: [`com.docker.compose.project=${project}`] } })) {
-                await engine.getNetwork(network.Id).remove();
-            }
-        }
-
+        await removeProjects(['shop', 'blog', 'wiki', 'notes']);
         for (const volume of ['shop_data', 'blog_data', 'wiki_data', 'notes_data']) {
             await engine
                 .getVolume(volume)
@@ -221,13 +209,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
                 .catch(() => undefined);
         }
 
-        for (const image of images) {
-            await engine
-                .getImage(image)
-                .remove({ force: true })
-                .catch(() => undefined);
-        }
-
+        await removeProjects([], images);
         await server?.context.cleanup();
         await bind?.stop();
         services?.stop();

@@ -32,7 +32,7 @@ interface SystemBody {
         acme: AcmeIntegration;
         registry: RegistryIntegration;
         dns: DnsIntegration;
-        identityProvider: { configured: boolean };
+        identityProvider: { configured: boolean; health: { status: string } };
         oidcSignIn: { configured: boolean; issuer: string | null };
     };
     conventions: Record<string, unknown>;
@@ -165,7 +165,8 @@ describe('deploy manager: dashboard and system', { timeout: 120_000 }, () => {
             error: null,
         });
         expect(integrations.dns).to.include({ configured: true, provider: 'rfc2136', tsigKeyName: 'gatehouse-key', tsigSecretSet: true });
-        expect(integrations.identityProvider).to.equal({ configured: false });
+        expect(integrations.identityProvider).to.include({ configured: false, kind: null, url: null });
+        expect(integrations.identityProvider.health.status).to.equal('not-configured');
         expect(integrations.oidcSignIn).to.equal({ configured: false, issuer: null });
 
         expect(response.text).to.not.contain(REGISTRY_PASSWORD);

@@ -1,0 +1,120 @@
+/**
+ * The identity provider's side of a run: the app's forward-auth objects made or brought up to date (and undone
+ * when the run fails), the sign-in checked through nginx, and the objects removed with the app.
+ */
+import { withNamedLock } from '../../../../lib/named-lock.ts';
+import { loadIdpKind } from '../../../idp/idp-kinds.ts';
+import type { ForwardAuthApp, ForwardAuthChanges, IdentityProvider } from '../../../idp/idp-types.ts';
+import { checkSignIn, siteAddress } from '../access/sign-in-check.ts';
+import type { RunAccess, RunContext } from './run-context.ts';
+
+export const SIGN_IN_STEP = 'sign-in';
+
+/** `dp-<app>`: the proxy provider's name and the application's slug. */
+export function accessObjectName(app: string): string {
+    return `dp-${app}`;
+}
+
+export interface AppliedAccess {
+    provider: IdentityProvider;
+    app: ForwardAuthApp;
+    changes: ForwardAuthChanges;
+}
+
+async function providerFor(access: RunAccess): Promise<IdentityProvider> {
+    const kind = await loadIdpKind(access.connection.kind);
+    return kind.connect({ url: access.connection.url, token: access.connection.token });
+}
+
+function forwardAuthApp(context: RunContext, access: RunAccess, https: boolean): ForwardAuthApp {
+    const { origin } = siteAddress({ host: context.config.host, domain: context.data.domain, https });
+    return {
+        objectName: accessObjectName(context.data.app),
+        title: access.title,
+        externalHost: origin,
+        launchUrl: `${origin}/`,
+        authorizationFlow: access.connection.authorizationFlow,
+        invalidationFlow: access.connection.invalidationFlow,
+        outpost: access.connection.outpost,
+        groups: access.groups,
+    };
+}
+
+/** Makes (or updates) the app's provider, application, group bindings and outpost entry; records them as the app's. */
+export async function applyAccess(context: RunContext, https: boolean): Promise<AppliedAccess | undefined> {
+    const access = context.data.access;
+    context.step = 'access';
+    if (!access) {
+        context.log('No identity provider is connected: the app is public, anyone who reaches its domain gets in', 'warning');
+        return undefined;
+    }
+
+    const provider = await providerFor(access);
+    const app = forwardAuthApp(context, access, https);
+    const knex = await context.database();
+    const changes = await provider.ensureForwardAuthApp(app, (key, work) => withNamedLock(knex, key, work));
+    await context.recordResource('access', app.objectName);
+    const made = changes.providerCreated ? 'made' : 'updated';
+    const who = access.groups.length > 0 ? `${access.groups.length} group(s) bound` : 'no groups bound: every signed-in user passes';
+    context.log(
+        `Access: proxy provider ${app.objectName} ${made} for ${app.externalHost} (forward_single), application ${app.objectName}, ${who}`,
+    );
+    if (changes.addedToOutpost) {
+        context.log('Access: the provider was added to the outpost');
+    }
+
+    if (access.openLocations && access.openLocations.length > 0) {
+        context.log(`Access: hand-written locations stay open to anyone: ${access.openLocations.join(', ')}`, 'warning');
+    }
+
+    return { provider, app, changes };
+}
+
+/** Puts the provider back as it was before the run; answers what was undone. */
+export async function undoAccess(context: RunContext, applied: AppliedAccess): Promise<string> {
+    await applied.provider.undoForwardAuthApp(applied.app, applied.changes);
+    if (applied.changes.providerCreated) {
+        await context.forgetResource('access', applied.app.objectName);
+        return `removed ${applied.app.objectName} from the identity provider`;
+    }
+
+    return `put ${applied.app.objectName} back as it was at the identity provider`;
+}
+
+/** Checking the sign-in, after a deploy: a failure is a warning with a fix, since the app itself is up. */
+export async function checkSignInStep(context: RunContext, https: boolean): Promise<void> {
+    if (!context.data.access) {
+        return;
+    }
+
+    context.step = SIGN_IN_STEP;
+    const result = await checkSignIn({ host: context.config.host, domain: context.data.domain, https });
+    if (result.ok) {
+        context.log(`Checking the sign-in: ${result.text}`);
+    } else {
+        context.log(`Checking the sign-in: ${result.text}. Fix: ${result.fix}`, 'warning');
+    }
+}
+
+/** A delete with removeAccess: the app's provider and application (and so its bindings and outpost entry). */
+export async function removeAccessObjects(context: RunContext): Promise<void> {
+    context.step = 'access';
+    const recorded = await context.resources('access');
+    if (recorded.length === 0) {
+        context.log('Access: no identity-provider objects were made for this app, so there is nothing to remove');
+        return;
+    }
+
+    const access = context.data.access;
+    if (!access) {
+        context.log(`Access: no identity provider is connected, so ${recorded.join(', ')} stay at the provider`, 'warning');
+        return;
+    }
+
+    const provider = await providerFor(access);
+    for (const objectName of recorded) {
+        const removed = await provider.removeForwardAuthApp(objectName);
+        await context.forgetResource('access', objectName);
+        context.log(`Access: removed ${removed.length > 0 ? removed.join(' and ') : `nothing (${objectName} was already gone)`}`);
+    }
+}

@@ -1,0 +1,292 @@
+/**
+ * The connection to the identity provider: where it is, the token (sealed, never shown), and the outpost, flows and
+ * signing key that apps' objects use. Nothing is saved until the provider has answered with the token.
+ */
+import type { Server } from '@hapi/hapi';
+
+import { ValidationError } from '../../lib/errors.ts';
+import { defineService } from '../../lib/services.ts';
+import { settings } from '../../lib/settings.ts';
+import { loadIdpKind } from './idp-kinds.ts';
+import { type Discovery, type FlowRef, type IdentityProvider, IdpError, type NamedRef } from './idp-types.ts';
+
+const CONNECTION = 'idp.connection';
+const TOKEN = 'idp.token';
+const GATEHOUSE_TOKEN = 'gatehouse-deploy-manager';
+const HEALTH_TIMEOUT_MS = 3000;
+
+export interface StoredConnection {
+    kind: string;
+    url: string;
+    outpostUrl: string | null;
+    outpost: NamedRef | null;
+    authorizationFlow: Omit<FlowRef, 'name'> | null;
+    invalidationFlow: Omit<FlowRef, 'name'> | null;
+    signingKey: NamedRef | null;
+    version: string;
+    /** The identifier of the token Gatehouse created for itself (bootstrap), which a disconnect revokes. */
+    tokenIdentifier: string | null;
+}
+
+export interface ConnectionChoice {
+    url: string;
+    token?: string;
+    outpostUrl?: string | null;
+    outpost?: string;
+    authorizationFlow?: string;
+    invalidationFlow?: string;
+    signingKey?: string;
+}
+
+export interface IdpHealth {
+    status:
+        'ok' | 'not-configured' | 'disconnected' | 'unreachable' | 'not-a-provider' | 'refused' | 'not-admin' | 'rejected' | 'not-found';
+    message: string;
+    checkedAt: string;
+}
+
+/** What the deploy manager needs to put an app behind the provider. */
+export interface ActiveConnection {
+    kind: string;
+    url: string;
+    token: string;
+    outpostUrl: string;
+    outpost: string;
+    authorizationFlow: string;
+    invalidationFlow: string;
+}
+
+function trimUrl(url: string): string {
+    return url.replace(/\/+$/, '');
+}
+
+function pickNamed(options: NamedRef[], wanted: string | undefined, fallback: NamedRef | null | undefined, what: string): NamedRef | null {
+    if (wanted !== undefined) {
+        const found = options.find((option) => option.pk === wanted || option.name === wanted);
+        if (!found) {
+            throw new ValidationError(`${what}: authentik has no ${what} ${wanted}`);
+        }
+
+        return { pk: found.pk, name: found.name };
+    }
+
+    const kept = fallback ? options.find((option) => option.pk === fallback.pk) : undefined;
+    return kept ? { pk: kept.pk, name: kept.name } : null;
+}
+
+function pickFlow(options: FlowRef[], wanted: string | undefined, fallback: Omit<FlowRef, 'name'> | null | undefined, what: string) {
+    if (wanted !== undefined) {
+        const found = options.find((option) => option.pk === wanted || option.slug === wanted);
+        if (!found) {
+            throw new ValidationError(`${what}: authentik has no such flow (${wanted})`);
+        }
+
+        return { pk: found.pk, slug: found.slug };
+    }
+
+    const kept = fallback ? options.find((option) => option.pk === fallback.pk) : undefined;
+    return kept ? { pk: kept.pk, slug: kept.slug } : null;
+}
+
+export class IdpConnectionService {
+    readonly #server: Server;
+
+    constructor(server: Server) {
+        this.#server = server;
+    }
+
+    async stored(): Promise<StoredConnection | undefined> {
+        return await settings(this.#server).get<StoredConnection>(CONNECTION);
+    }
+
+    async #token(): Promise<string | undefined> {
+        return await settings(this.#server).getSecret(TOKEN);
+    }
+
+    /** The connection apps use, or undefined when no provider is connected. */
+    async active(): Promise<ActiveConnection | undefined> {
+        const [stored, token] = await Promise.all([this.stored(), this.#token()]);
+        if (!stored || !token || !stored.outpost || !stored.authorizationFlow || !stored.invalidationFlow) {
+            return undefined;
+        }
+
+        return {
+            kind: stored.kind,
+            url: stored.url,
+            token,
+            outpostUrl: stored.outpostUrl ?? stored.url,
+            outpost: stored.outpost.pk,
+            authorizationFlow: stored.authorizationFlow.pk,
+            invalidationFlow: stored.invalidationFlow.pk,
+        };
+    }
+
+    /** The connected provider's client; a ValidationError when none is connected. */
+    async client(): Promise<IdentityProvider> {
+        const active = await this.active();
+        if (!active) {
+            throw new ValidationError('no identity provider is connected: an administrator connects one at /api/admin/idp');
+        }
+
+        return (await loadIdpKind(active.kind)).connect({ url: active.url, token: active.token });
+    }
+
+    async describe() {
+        const [stored, token] = await Promise.all([this.stored(), this.#token()]);
+        return {
+            connected: Boolean(stored && token),
+            kind: stored?.kind ?? 'authentik',
+            url: stored?.url ?? null,
+            outpostUrl: stored ? (stored.outpostUrl ?? stored.url) : null,
+            outpost: stored?.outpost ?? null,
+            authorizationFlow: stored?.authorizationFlow ?? null,
+            invalidationFlow: stored?.invalidationFlow ?? null,
+            signingKey: stored?.signingKey ?? null,
+            tokenSet: Boolean(token),
+            version: stored?.version ?? null,
+            health: await this.health(),
+        };
+    }
+
+    async health(): Promise<IdpHealth> {
+        const checkedAt = new Date().toISOString();
+        const [stored, token] = await Promise.all([this.stored(), this.#token()]);
+        if (!stored) {
+            return { status: 'not-configured', message: 'no identity provider is connected', checkedAt };
+        }
+
+        if (!token) {
+            return { status: 'disconnected', message: `the token for ${stored.url} was removed`, checkedAt };
+        }
+
+        try {
+            const kind = await loadIdpKind(stored.kind);
+            const { version } = await kind.connect({ url: stored.url, token }, { timeoutMs: HEALTH_TIMEOUT_MS }).checkAdmin();
+            return { status: 'ok', message: `${kind.title} ${version} at ${stored.url} answers`, checkedAt };
+        } catch (error) {
+            const reason = error instanceof IdpError ? error.reason : 'rejected';
+            return { status: reason, message: (error as Error).message, checkedAt };
+        }
+    }
+
+    /** Tests a URL and token; the provider's failures are 422s naming the cause. */
+    async discover(kindName: string, url: string, token: string): Promise<Discovery> {
+        const kind = await loadIdpKind(kindName);
+        return await asValidation(() => kind.connect({ url: trimUrl(url), token }).discover());
+    }
+
+    /** Connects and saves; choices left out keep their saved value, or take the provider's default (always, for a bootstrap). */
+    async connect(choice: ConnectionChoice, kindName = 'authentik', bootstrapped?: { tokenIdentifier: string }) {
+        const previous = bootstrapped ? undefined : await this.stored();
+        const token = choice.token ?? (await this.#token());
+        if (!token) {
+            throw new ValidationError('token: give the API token of an authentik administrator');
+        }
+
+        const url = trimUrl(choice.url);
+        const kind = await loadIdpKind(kindName);
+        const discovery = await this.discover(kindName, url, token);
+        const defaults = kind.defaults(discovery);
+        const outposts = discovery.outposts.filter((outpost) => outpost.type === 'proxy');
+        const connection: StoredConnection = {
+            kind: kindName,
+            url,
+            outpostUrl: choice.outpostUrl === undefined ? (previous?.outpostUrl ?? null) : choice.outpostUrl && trimUrl(choice.outpostUrl),
+            outpost: pickNamed(outposts, choice.outpost, previous?.outpost ?? defaults.outpost, 'outpost'),
+            authorizationFlow: pickFlow(
+                discovery.flows.authorization,
+                choice.authorizationFlow,
+                previous?.authorizationFlow ?? defaults.authorizationFlow,
+                'authorizationFlow',
+            ),
+            invalidationFlow: pickFlow(
+                discovery.flows.invalidation,
+                choice.invalidationFlow,
+                previous?.invalidationFlow ?? defaults.invalidationFlow,
+                'invalidationFlow',
+            ),
+            signingKey: pickNamed(discovery.signingKeys, choice.signingKey, previous?.signingKey ?? defaults.signingKey, 'signingKey'),
+            version: discovery.version,
+            tokenIdentifier: bootstrapped ? bootstrapped.tokenIdentifier : choice.token ? null : (previous?.tokenIdentifier ?? null),
+        };
+        for (const [field, value] of Object.entries({
+            outpost: connection.outpost,
+            authorizationFlow: connection.authorizationFlow,
+            invalidationFlow: connection.invalidationFlow,
+        })) {
+            if (!value) {
+                throw new ValidationError(`${field}: authentik at ${url} offers none to choose by default; name one`);
+            }
+        }
+
+        await settings(this.#server).set(CONNECTION, connection);
+        await settings(this.#server).setSecret(TOKEN, token);
+        return await this.describe();
+    }
+
+    /** Makes a token of Gatehouse's own from a bootstrap token (which is not kept), then connects with the defaults. */
+    async bootstrap(url: string, bootstrapToken: string, kindName = 'authentik') {
+        const kind = await loadIdpKind(kindName);
+        const provider = kind.connect({ url: trimUrl(url), token: bootstrapToken });
+        await asValidation(() => provider.checkAdmin());
+        const token = await asValidation(() =>
+            provider.createApiToken(GATEHOUSE_TOKEN, 'Gatehouse deploy manager (made by its bootstrap)'),
+        );
+        return await this.connect({ url, token }, kindName, { tokenIdentifier: GATEHOUSE_TOKEN });
+    }
+
+    /** Forgets the token, and revokes it at the provider when Gatehouse made it and the provider answers. */
+    async disconnect(): Promise<{ revoked: boolean; note: string | null }> {
+        const [stored, token] = await Promise.all([this.stored(), this.#token()]);
+        let revoked = false;
+        let note: string | null = null;
+        if (stored && token && stored.tokenIdentifier) {
+            try {
+                const kind = await loadIdpKind(stored.kind);
+                await kind.connect({ url: stored.url, token }, { timeoutMs: HEALTH_TIMEOUT_MS }).revokeToken(stored.tokenIdentifier);
+                revoked = true;
+            } catch (error) {
+                note = `the token could not be revoked at the provider: ${(error as Error).message}`;
+            }
+        } else if (token) {
+            note = 'the token was not made by Gatehouse, so it stays valid at the provider';
+        }
+
+        await settings(this.#server).remove(TOKEN);
+        if (stored) {
+            await settings(this.#server).set(CONNECTION, { ...stored, tokenIdentifier: null });
+        }
+
+        return { revoked, note };
+    }
+
+    /** AUTHENTIK_URL with AUTHENTIK_BOOTSTRAP_TOKEN: connects at first start, when nothing is saved yet. */
+    async bootstrapFromEnvironment(): Promise<string | undefined> {
+        const { url, token } = this.#server.app.config.idpBootstrap;
+        if (!url || !token || (await this.stored())) {
+            return undefined;
+        }
+
+        try {
+            await this.bootstrap(url, token);
+            return `connected to authentik at ${url} with a token of Gatehouse's own`;
+        } catch (error) {
+            return `could not connect to authentik at ${url}: ${(error as Error).message}`;
+        }
+    }
+}
+
+/** The provider's failures as 422s: a person fixes the URL or the token. */
+async function asValidation<T>(work: () => Promise<T>): Promise<T> {
+    try {
+        return await work();
+    } catch (error) {
+        if (error instanceof IdpError) {
+            throw new ValidationError(error.message);
+        }
+
+        throw error;
+    }
+}
+
+export const idpConnection = defineService<IdpConnectionService>('idpConnection', (owner) => new IdpConnectionService(owner));

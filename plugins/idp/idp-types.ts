@@ -1,0 +1,110 @@
+/**
+ * What the deploy manager needs from an identity provider, whichever one it is. An adapter is a file in
+ * `plugins/idp/providers/` whose default export is an `IdentityProviderKind`; the file's name is its kind.
+ */
+
+/** Why talking to the provider failed, in words a person can act on. */
+export type IdpFailure = 'unreachable' | 'not-a-provider' | 'refused' | 'not-admin' | 'rejected' | 'not-found';
+
+export class IdpError extends Error {
+    readonly reason: IdpFailure;
+
+    constructor(reason: IdpFailure, message: string) {
+        super(message);
+        this.reason = reason;
+    }
+}
+
+export interface IdpCredentials {
+    url: string;
+    token: string;
+}
+
+export interface NamedRef {
+    pk: string;
+    name: string;
+}
+
+export interface FlowRef {
+    pk: string;
+    slug: string;
+    name: string;
+}
+
+export interface Discovery {
+    version: string;
+    outposts: Array<{ pk: string; name: string; type: string; managed: string | null }>;
+    flows: { authorization: FlowRef[]; invalidation: FlowRef[] };
+    signingKeys: NamedRef[];
+}
+
+export interface DirectoryUser {
+    pk: number;
+    username: string;
+    name: string;
+    email: string;
+    active: boolean;
+}
+
+export interface DirectoryGroup {
+    pk: string;
+    name: string;
+    isSuperuser: boolean;
+    members: Array<Omit<DirectoryUser, 'active'>>;
+}
+
+/** The objects that put one app behind forward auth. */
+export interface ForwardAuthApp {
+    /** `dp-<app>`: the provider's name and the application's slug. */
+    objectName: string;
+    title: string;
+    /** The app's URL as visitors reach it, with its port when not the default. */
+    externalHost: string;
+    launchUrl: string;
+    authorizationFlow: string;
+    invalidationFlow: string;
+    outpost: string;
+    /** Group pks; none means every signed-in user of the provider passes. */
+    groups: string[];
+}
+
+/** What ensureForwardAuthApp changed, so that a failed run can put it back. */
+export interface ForwardAuthChanges {
+    providerId: number;
+    applicationSlug: string;
+    providerCreated: boolean;
+    applicationCreated: boolean;
+    /** The group pks bound before, when the application existed. */
+    previousGroups: string[] | null;
+    /** The provider's fields before an update, when it existed. */
+    previousProvider: { externalHost: string; authorizationFlow: string; invalidationFlow: string } | null;
+    addedToOutpost: boolean;
+}
+
+/** Runs the work alone among everyone who serialises with the same key (an outpost's provider list). */
+export type Serialise = <T>(key: string, work: () => Promise<T>) => Promise<T>;
+
+export interface IdentityProvider {
+    /** The provider's version; throws an IdpError unless the token is valid and has administrator rights. */
+    checkAdmin(): Promise<{ version: string; username: string }>;
+    discover(): Promise<Discovery>;
+    /** A new non-expiring API token of the token's own user; answers its key. */
+    createApiToken(identifier: string, description: string): Promise<string>;
+    revokeToken(identifier: string): Promise<void>;
+    groups(): Promise<DirectoryGroup[]>;
+    users(query: string): Promise<DirectoryUser[]>;
+    ensureForwardAuthApp(app: ForwardAuthApp, serialise: Serialise): Promise<ForwardAuthChanges>;
+    undoForwardAuthApp(app: ForwardAuthApp, changes: ForwardAuthChanges): Promise<void>;
+    /** Replaces the group bindings of the app's application; answers the group pks bound before. */
+    replaceGroups(objectName: string, groups: string[]): Promise<string[]>;
+    /** Removes the application and the provider named `objectName`; answers what it removed. */
+    removeForwardAuthApp(objectName: string): Promise<string[]>;
+}
+
+export interface IdentityProviderKind {
+    /** The kind's name as people read it: `authentik`. */
+    title: string;
+    connect(credentials: IdpCredentials, options?: { timeoutMs?: number }): IdentityProvider;
+    /** The defaults a bootstrap picks from a discovery. */
+    defaults(discovery: Discovery): { outpost?: NamedRef; authorizationFlow?: FlowRef; invalidationFlow?: FlowRef; signingKey?: NamedRef };
+}

@@ -1,0 +1,302 @@
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../support/authentik/index.ts';
+import { launchChromium } from '../../../../support/chromium.ts';
+import { buildTestImage, removeProjects } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { readEvents, type SseMessage } from '../../../../support/sse.ts';
+import { Visitor, type VisitorResponse } from '../../../../support/visitor.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const BASE_DOMAIN = 'apps.test';
+const APPS = ['journal', 'board', 'ghost'];
+
+/** Prints who nginx says the visitor is, and what a visitor-sent identity header became. */
+const WHO_SCRIPT = [
+    '#!/bin/sh',
+    'echo "Content-Type: text/plain"',
+    'echo ""',
+    'echo "user=$HTTP_X_AUTHENTIK_USERNAME"',
+    'echo "groups=$HTTP_X_AUTHENTIK_GROUPS"',
+    'echo "remote=$HTTP_REMOTE_USER"',
+    '',
+].join('\n');
+
+interface RunLine {
+    step: string;
+    level: string;
+    text: string;
+}
+
+function linesOf(messages: SseMessage[]): RunLine[] {
+    return messages.filter((message) => message.event === 'event').map((message) => JSON.parse(message.data) as RunLine);
+}
+
+function endState(messages: SseMessage[]): string {
+    const end = messages.find((message) => message.event === 'end');
+    return end ? (JSON.parse(end.data) as { state: string }).state : 'no end';
+}
+
+function last(hops: VisitorResponse[]): VisitorResponse {
+    return hops[hops.length - 1] as VisitorResponse;
+}
+
+describe('deploy manager: authentik in front of every app, for real through nginx', { timeout: 600_000 }, () => {
+    let services: RunningServices;
+    let authentik: AuthentikStandIn;
+    let server: DeployTestServer;
+    let admin: Browser;
+    let httpsPort: number;
+    let image: string;
+    let adminToken: string;
+    const groups: Record<string, string> = {};
+
+    const appUrl = (name: string, path = '/') => `https://${name}.${BASE_DOMAIN}:${httpsPort}${path}`;
+
+    const run = async (method: 'post' | 'delete', path: string, payload: unknown) => {
+        const response = await admin[method](path, payload);
+        expect(response.status, response.text).to.equal(202);
+        const messages = await readEvents(admin, `/api/runs/${(response.body as { runId: number }).runId}/events`);
+        return { state: endState(messages), lines: linesOf(messages) };
+    };
+
+    const createApp = async (name: string, upstreamPortShift = 0) => {
+        const created = await admin.post('/api/apps', { name, image: image.replace(/:1$/, ''), tag: '1' });
+        expect(created.status, created.text).to.equal(201);
+        const port = (created.body as { app: { hostPort: number } }).app.hostPort + upstreamPortShift;
+        const compose = ['services:', '  web:', `    image: ${image}`, '    ports:', `      - "127.0.0.1:${port}:80"`, ''].join('\n');
+        const saved = await admin.put(`/api/apps/${name}/draft`, { compose });
+        expect(saved.status, saved.text).to.equal(200);
+    };
+
+    /** Follows the app's redirects to the provider's login page, signs in there, and follows back. */
+    const signIn = async (visitor: Visitor, url: string, username: string, password: string): Promise<VisitorResponse[]> => {
+        const toLogin = await visitor.follow(url);
+        const loginPage = last(toLogin);
+        expect(loginPage.status, loginPage.body).to.equal(200);
+        expect(loginPage.body).to.contain('<form');
+        const posted = await visitor.request('POST', loginPage.url, { uid_field: username, password });
+        expect(posted.status, posted.body).to.equal(302);
+        return [...toLogin, posted, ...(await visitor.follow(posted.location as string))];
+    };
+
+    const outpostProviders = () =>
+        authentik.state.outposts.find((outpost) => outpost.managed === 'goauthentik.io/outposts/embedded')?.providers ?? [];
+    const providerNamed = (name: string) => authentik.state.providers.find((provider) => provider.name === name);
+    const bindingsOf = (slug: string) => {
+        const application = authentik.state.applications.find((candidate) => candidate.slug === slug);
+        return authentik.state.bindings.filter((binding) => binding.target === application?.pk).map((binding) => binding.group);
+    };
+
+    before(async () => {
+        services = await startServices();
+        httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
+        image = buildTestImage(
+            `${services.exports.REGISTRY_URL}/gatehouse-test/guarded:1`,
+            {
+                files: { '/www/index.html': '<h1>guarded app</h1>\n', '/www/cgi-bin/who': WHO_SCRIPT },
+                lines: [
+                    'RUN ["/bin/chmod", "755", "/www/cgi-bin/who"]',
+                    'EXPOSE 80',
+                    'CMD ["httpd", "-f", "-v", "-p", "80", "-h", "/www"]',
+                ],
+            },
+            true,
+        );
+        authentik = await startAuthentikStandIn();
+        groups.readers = authentik.addGroup('journal-readers');
+        groups.team = authentik.addGroup('board-team');
+        authentik.addUser({ username: 'reader', password: 'reader-password', email: 'reader@example.com', groups: ['journal-readers'] });
+        authentik.addUser({ username: 'member', password: 'member-password', email: 'member@example.com', groups: ['board-team'] });
+        authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
+        adminToken = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
+        const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
+        server = await deployTestServer({ ...withoutAcme, BASE_DOMAIN, APPS_FIRST_HOST_PORT: String(await freePort()) });
+        admin = server.admin;
+        for (const name of APPS) {
+            await createApp(name, name === 'ghost' ? 1 : 0);
+        }
+    });
+
+    after(async () => {
+        await removeProjects(APPS, image ? [image] : []);
+        await server?.context.cleanup();
+        await authentik?.close();
+        services?.stop();
+    });
+
+    it('without a connected provider, deploys the app as public and says so in the run', async () => {
+        const deployed = await run('post', '/api/apps/board/deploy', {});
+        expect(deployed.state, JSON.stringify(deployed.lines)).to.equal('succeeded');
+        expect(
+            deployed.lines.some(
+                (line) =>
+                    line.step === 'access' &&
+                    line.level === 'warning' &&
+                    line.text === 'No identity provider is connected: the app is public, anyone who reaches its domain gets in',
+            ),
+        ).to.be.true();
+        const app = (await admin.get('/api/apps/board')).body as { app: { access: { mode: string } } };
+        expect(app.app.access.mode).to.equal('public');
+        const open = await new Visitor(BASE_DOMAIN).request('GET', appUrl('board'));
+        expect(open.status).to.equal(200);
+        expect(open.body).to.contain('guarded app');
+    });
+
+    it('deploys behind authentik: forward_single provider, application, group binding, outpost entry, and the sign-in checked', async () => {
+        const connected = await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken });
+        expect(connected.status, connected.text).to.equal(200);
+        const access = await admin.put('/api/apps/journal/access', { groups: [{ pk: groups.readers, name: 'journal-readers' }] });
+        expect(access.status, access.text).to.equal(200);
+        expect((access.body as { access: { applied: boolean } }).access.applied).to.be.false();
+
+        const deployed = await run('post', '/api/apps/journal/deploy', {});
+        expect(deployed.state, JSON.stringify(deployed.lines)).to.equal('succeeded');
+        const check = deployed.lines.find((line) => line.step === 'sign-in');
+        expect(check?.level).to.equal('info');
+        expect(check?.text ?? '').to.startWith('Checking the sign-in: an anonymous request to');
+
+        const provider = providerNamed('dp-journal');
+        expect(provider).to.include({ mode: 'forward_single', external_host: `https://journal.${BASE_DOMAIN}:${httpsPort}` });
+        const application = authentik.state.applications.find((candidate) => candidate.slug === 'dp-journal');
+        expect(application).to.include({ provider: provider?.pk, meta_launch_url: `${appUrl('journal')}` });
+        expect(bindingsOf('dp-journal')).to.equal([groups.readers]);
+        expect(outpostProviders()).to.equal([provider?.pk]);
+        const shown = (await admin.get('/api/apps/journal')).body as { app: { access: unknown } };
+        expect(shown.app.access).to.equal({ groups: [{ pk: groups.readers, name: 'journal-readers' }], mode: 'groups' });
+    });
+
+    it('a re-deploy puts a public app behind the provider, and a second re-deploy changes nothing at the provider', async () => {
+        const first = await run('post', '/api/apps/board/deploy', {});
+        expect(first.state, JSON.stringify(first.lines)).to.equal('succeeded');
+        const board = providerNamed('dp-board');
+        expect(outpostProviders()).to.equal([providerNamed('dp-journal')?.pk, board?.pk]);
+        expect(bindingsOf('dp-board')).to.equal([]);
+        expect(((await admin.get('/api/apps/board')).body as { app: { access: { mode: string } } }).app.access.mode).to.equal('signed-in');
+
+        const before = JSON.stringify(authentik.state);
+        const again = await run('post', '/api/apps/journal/deploy', {});
+        expect(again.state, JSON.stringify(again.lines)).to.equal('succeeded');
+        const after = authentik.state;
+        expect(after.providers.filter((provider) => provider.name === 'dp-journal')).to.have.length(1);
+        expect(after.applications.filter((candidate) => candidate.slug === 'dp-journal')).to.have.length(1);
+        expect(bindingsOf('dp-journal')).to.equal([groups.readers]);
+        expect(JSON.stringify(after)).to.equal(before);
+    });
+
+    it('sends a visitor without a session to sign in, lets a member of the group through, and refuses another group', async () => {
+        for (const name of ['journal', 'board']) {
+            const anonymous = await new Visitor(BASE_DOMAIN).request('GET', appUrl(name));
+            expect(anonymous.status).to.equal(302);
+            expect(anonymous.location ?? '').to.startWith(appUrl(name, '/outpost.goauthentik.io/start?rd='));
+        }
+
+        const reader = new Visitor(BASE_DOMAIN);
+        const hops = await signIn(reader, appUrl('journal'), 'reader', 'reader-password');
+        expect(last(hops).status, last(hops).body).to.equal(200);
+        expect(last(hops).body).to.contain('guarded app');
+        // The visitor's own identity header does not reach the app; the provider's does.
+        const who = await reader.request('GET', appUrl('journal', '/cgi-bin/who'), undefined, {
+            'Remote-User': 'someone-else',
+            'X-authentik-username': 'someone-else',
+        });
+        expect(who.body).to.contain('user=reader');
+        expect(who.body).to.contain('groups=journal-readers');
+        expect(who.body).to.contain('remote=\n');
+        expect(who.body).to.not.contain('someone-else');
+
+        const member = new Visitor(BASE_DOMAIN);
+        const refused = await signIn(member, appUrl('journal'), 'member', 'member-password');
+        expect(last(refused).status).to.equal(403);
+        expect(last(refused).body).to.contain('Permission denied');
+        expect((await member.request('GET', appUrl('journal'))).status).to.equal(302);
+        // board binds no group: every signed-in user passes, and the provider's session spares a second password.
+        const onBoard = await member.follow(appUrl('board'));
+        expect(last(onBoard).status).to.equal(200);
+        expect(last(onBoard).body).to.contain('guarded app');
+    });
+
+    it('a change of access applies at once to new sign-ins, and is audited', async () => {
+        const changed = await admin.put('/api/apps/journal/access', { groups: [{ pk: groups.team, name: 'board-team' }] });
+        expect(changed.status, changed.text).to.equal(200);
+        expect(changed.body).to.equal({ access: { groups: [{ pk: groups.team, name: 'board-team' }], mode: 'groups', applied: true } });
+        expect(bindingsOf('dp-journal')).to.equal([groups.team]);
+
+        const member = await signIn(new Visitor(BASE_DOMAIN), appUrl('journal'), 'member', 'member-password');
+        expect(last(member).status).to.equal(200);
+        const reader = await signIn(new Visitor(BASE_DOMAIN), appUrl('journal'), 'reader', 'reader-password');
+        expect(last(reader).status).to.equal(403);
+
+        const audit = await admin.get('/api/admin/audit?action=apps.access');
+        expect(audit.text).to.contain('board-team');
+    });
+
+    it('an access change that cannot be verified through nginx is undone, and the answer says why', async () => {
+        // With no provider on the outpost, it knows no app host: the sign-in cannot start.
+        const embedded = authentik.state.outposts.find((outpost) => outpost.managed === 'goauthentik.io/outposts/embedded');
+        const saved = [...((embedded?.providers as number[] | undefined) ?? [])];
+        const patch = (providers: number[]) =>
+            fetch(`${authentik.url}/api/v3/outposts/instances/${embedded?.pk}/`, {
+                method: 'PATCH',
+                headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+                body: JSON.stringify({ providers }),
+            });
+        expect((await patch([])).status).to.equal(200);
+        try {
+            const refused = await admin.put('/api/apps/journal/access', { groups: [] });
+            expect(refused.status, refused.text).to.equal(422);
+            expect(refused.text).to.contain('could not be verified');
+            expect(bindingsOf('dp-journal')).to.equal([groups.team]);
+            expect(
+                ((await admin.get('/api/apps/journal')).body as { app: { access: { groups: unknown[] } } }).app.access.groups,
+            ).to.have.length(1);
+        } finally {
+            expect((await patch(saved)).status).to.equal(200);
+        }
+    });
+
+    it('a deploy that fails after making the objects removes them again with its rollback', async () => {
+        const failed = await run('post', '/api/apps/ghost/deploy', {});
+        expect(failed.state, JSON.stringify(failed.lines)).to.equal('rolled back');
+        expect(failed.lines.some((line) => line.text.includes('removed dp-ghost from the identity provider'))).to.be.true();
+        expect(providerNamed('dp-ghost')).to.not.exist();
+        expect(authentik.state.applications.some((candidate) => candidate.slug === 'dp-ghost')).to.be.false();
+        expect(outpostProviders()).to.have.length(2);
+        const recorded = await server.context.server.app.knex('dp_app_resources').where({ app_name: 'ghost' }).select('kind');
+        expect(recorded).to.equal([]);
+    });
+
+    it('in a real browser: the sign-in page of the provider, then the app', async () => {
+        const chromium = await launchChromium({ loopbackDomain: BASE_DOMAIN });
+        try {
+            const page = await chromium.context.newPage();
+            await page.goto(appUrl('board'));
+            await page.getByLabel('Username').fill('reader');
+            await page.getByLabel('Password').fill('reader-password');
+            await Promise.all([page.waitForURL(appUrl('board')), page.getByRole('button').click()]);
+            expect(await page.locator('h1').textContent()).to.equal('guarded app');
+            await page.goto(appUrl('journal'));
+            expect(await page.textContent('body')).to.contain('Permission denied');
+        } finally {
+            await chromium.close();
+        }
+    });
+
+    it("deleting with removeAccess removes exactly the app's objects; the other app keeps its own", async () => {
+        const deleted = await run('delete', '/api/apps/journal', { confirm: 'journal', removeAccess: true });
+        expect(deleted.state, JSON.stringify(deleted.lines)).to.equal('succeeded');
+        expect(deleted.lines.some((line) => line.step === 'access' && line.text.includes('removed application dp-journal'))).to.be.true();
+        expect(providerNamed('dp-journal')).to.not.exist();
+        expect(authentik.state.applications.map((candidate) => candidate.slug)).to.equal(['dp-board']);
+        expect(outpostProviders()).to.equal([providerNamed('dp-board')?.pk]);
+        expect(authentik.state.bindings.filter((binding) => binding.group === groups.team)).to.equal([]);
+        expect(authentik.violations).to.equal([]);
+    });
+});

@@ -1,0 +1,266 @@
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { createTestServer, freePort } from '../../../../helpers/server.ts';
+import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../support/authentik/index.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+interface IdpView {
+    connected: boolean;
+    kind: string;
+    url: string | null;
+    outpostUrl: string | null;
+    outpost: { pk: string; name: string } | null;
+    authorizationFlow: { pk: string; slug: string } | null;
+    invalidationFlow: { pk: string; slug: string } | null;
+    signingKey: { pk: string; name: string } | null;
+    tokenSet: boolean;
+    version: string | null;
+    health: { status: string; message: string };
+}
+
+describe('deploy manager: connecting the identity provider (authentik)', { timeout: 60_000 }, () => {
+    let authentik: AuthentikStandIn;
+    let server: DeployTestServer;
+    let admin: Browser;
+    let adminToken: string;
+    let plainUserToken: string;
+
+    const view = async () => (await admin.get('/api/admin/idp')).body as IdpView;
+    const storedSettings = async () =>
+        (await server.context.server.app.knex('instance_settings').where('name', 'like', 'idp.%').select('name', 'value')) as Array<{
+            name: string;
+            value: string;
+        }>;
+
+    before(async () => {
+        authentik = await startAuthentikStandIn();
+        authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
+        authentik.addUser({ username: 'plain', password: 'plain-password' });
+        adminToken = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
+        plainUserToken = authentik.addToken({ username: 'plain', identifier: 'plain-api' });
+        server = await deployTestServer();
+        admin = server.admin;
+    });
+
+    after(async () => {
+        await server?.context.cleanup();
+        await authentik?.close();
+    });
+
+    it('shows no provider before one is connected, and its health as not configured', async () => {
+        const shown = await view();
+        expect(shown).to.include({ connected: false, kind: 'authentik', url: null, tokenSet: false, outpost: null });
+        expect(shown.health.status).to.equal('not-configured');
+        const system = await admin.get('/api/system');
+        const integrations = (system.body as { integrations: { identityProvider: { configured: boolean; health: { status: string } } } })
+            .integrations;
+        expect(integrations.identityProvider.configured).to.be.false();
+    });
+
+    it('discover names the cause when the URL does not answer, the token is refused, or its user is no administrator', async () => {
+        const closed = `http://127.0.0.1:${await freePort()}`;
+        const unreachable = await admin.post('/api/admin/idp/discover', { url: closed, token: adminToken });
+        expect(unreachable.status).to.equal(422);
+        expect(unreachable.text).to.contain('could not be reached');
+
+        const refused = await admin.post('/api/admin/idp/discover', { url: authentik.url, token: 'not-a-token' });
+        expect(refused.status).to.equal(422);
+        expect(refused.text).to.contain('refused the token');
+
+        const notAdmin = await admin.post('/api/admin/idp/discover', { url: authentik.url, token: plainUserToken });
+        expect(notAdmin.status).to.equal(422);
+        expect(notAdmin.text).to.contain('not an authentik administrator');
+        expect(notAdmin.text).to.not.contain(plainUserToken);
+
+        const notAuthentik = await admin.post('/api/admin/idp/discover', { url: `${server.baseUrl}/api/health`, token: adminToken });
+        expect(notAuthentik.status).to.equal(422);
+        expect(await storedSettings()).to.equal([]);
+    });
+
+    it('discover lists the outposts, the authorization and invalidation flows and the signing keys', async () => {
+        const response = await admin.post('/api/admin/idp/discover', { url: authentik.url, token: adminToken });
+        expect(response.status, response.text).to.equal(200);
+        const found = response.body as {
+            version: string;
+            outposts: Array<{ pk: string; name: string; type: string; managed: string | null }>;
+            flows: { authorization: Array<{ slug: string }>; invalidation: Array<{ slug: string }> };
+            signingKeys: Array<{ name: string }>;
+        };
+        expect(found.version).to.equal('2026.8.3');
+        expect(found.outposts).to.contain({
+            pk: found.outposts[0]?.pk ?? '',
+            name: 'authentik Embedded Outpost',
+            type: 'proxy',
+            managed: 'goauthentik.io/outposts/embedded',
+        });
+        expect(found.flows.authorization.map((flow) => flow.slug)).to.include('default-provider-authorization-implicit-consent');
+        expect(found.flows.invalidation.map((flow) => flow.slug)).to.include('default-provider-invalidation-flow');
+        expect(found.signingKeys.map((key) => key.name)).to.include('authentik Self-signed Certificate');
+    });
+
+    it('PUT saves nothing when the provider does not accept the connection, and 422 names the cause', async () => {
+        const refused = await admin.put('/api/admin/idp', { url: authentik.url, token: 'wrong' });
+        expect(refused.status).to.equal(422);
+        expect(refused.text).to.contain('refused the token');
+        const unknownOutpost = await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken, outpost: 'no-such-outpost' });
+        expect(unknownOutpost.status).to.equal(422);
+        expect(unknownOutpost.text).to.contain('outpost');
+        const badUrl = await admin.put('/api/admin/idp', { url: 'ftp://example', token: adminToken });
+        expect(badUrl.status).to.equal(422);
+        expect(await storedSettings()).to.equal([]);
+        expect((await view()).connected).to.be.false();
+    });
+
+    it('PUT connects with a token, picks the embedded outpost and the default flows, and never shows the token', async () => {
+        const response = await admin.put('/api/admin/idp', { url: `${authentik.url}/`, token: adminToken });
+        expect(response.status, response.text).to.equal(200);
+        expect(response.text).to.not.contain(adminToken);
+        const shown = response.body as IdpView;
+        expect(shown).to.include({ connected: true, url: authentik.url, outpostUrl: authentik.url, tokenSet: true, version: '2026.8.3' });
+        expect(shown.outpost?.name).to.equal('authentik Embedded Outpost');
+        expect(shown.authorizationFlow?.slug).to.equal('default-provider-authorization-implicit-consent');
+        expect(shown.invalidationFlow?.slug).to.equal('default-provider-invalidation-flow');
+        expect(shown.signingKey?.name).to.equal('authentik Self-signed Certificate');
+        expect(shown.health.status).to.equal('ok');
+
+        const stored = await storedSettings();
+        expect(stored.map((row) => row.name).sort()).to.equal(['idp.connection', 'idp.token']);
+        expect(JSON.stringify(stored)).to.not.contain(adminToken);
+
+        // A later change may leave the token out: the saved one is used.
+        const flows = (await admin.post('/api/admin/idp/discover', { url: authentik.url, token: adminToken })).body as {
+            flows: { authorization: Array<{ pk: string; slug: string }> };
+        };
+        const explicit = flows.flows.authorization.find((flow) => flow.slug === 'default-provider-authorization-explicit-consent');
+        const changed = await admin.put('/api/admin/idp', {
+            url: authentik.url,
+            authorizationFlow: explicit?.pk ?? '',
+            outpostUrl: 'http://127.0.0.1:9000',
+        });
+        expect(changed.status, changed.text).to.equal(200);
+        expect((changed.body as IdpView).authorizationFlow?.slug).to.equal('default-provider-authorization-explicit-consent');
+        expect((changed.body as IdpView).outpostUrl).to.equal('http://127.0.0.1:9000');
+
+        const system = await admin.get('/api/system');
+        const provider = (system.body as { integrations: { identityProvider: { configured: boolean; health: { status: string } } } })
+            .integrations.identityProvider;
+        expect(provider.configured).to.be.true();
+        expect(provider.health.status).to.equal('ok');
+        const audit = await admin.get('/api/admin/audit?action=idp.update');
+        expect(audit.text).to.contain('idp.update');
+        expect(audit.text).to.not.contain(adminToken);
+    });
+
+    it('only administrators reach the connection; editors read the directory, viewers do not', async () => {
+        const editor = await server.signInAs('editor');
+        expect((await editor.get('/api/admin/idp')).status).to.equal(403);
+        expect((await editor.post('/api/admin/idp/bootstrap', { url: authentik.url, bootstrapToken: 'x' })).status).to.equal(403);
+        expect((await editor.get('/api/idp/groups')).status).to.equal(200);
+        const viewer = await server.signInAs('viewer');
+        expect((await viewer.get('/api/idp/groups')).status).to.equal(403);
+        expect((await viewer.get('/api/idp/users?q=op')).status).to.equal(403);
+    });
+
+    it('lists the groups with their members, suggestions for an app, and the users matching a query', async () => {
+        authentik.addGroup('wiki-editors');
+        authentik.addUser({
+            username: 'alice',
+            password: 'alice-password',
+            name: 'Alice',
+            email: 'alice@example.com',
+            groups: ['wiki-editors'],
+        });
+        expect((await admin.post('/api/apps', { name: 'wiki', image: 'example/wiki' })).status).to.equal(201);
+        const response = await admin.get('/api/idp/groups?app=wiki');
+        expect(response.status, response.text).to.equal(200);
+        const body = response.body as {
+            groups: Array<{ pk: string; name: string; members: Array<{ username: string; email: string }>; apps: string[] }>;
+            suggestions: Array<{ pk: string; name: string; reason: string }>;
+        };
+        const editors = body.groups.find((group) => group.name === 'wiki-editors');
+        expect(editors?.members.map((member) => member.username)).to.equal(['alice']);
+        expect(editors?.apps).to.equal([]);
+        expect(body.suggestions[0]).to.include({ pk: editors?.pk ?? '', name: 'wiki-editors' });
+
+        const users = await admin.get('/api/idp/users?q=alice');
+        expect(users.status).to.equal(200);
+        expect(users.body).to.equal([
+            {
+                pk: (users.body as Array<{ pk: number }>)[0]?.pk ?? 0,
+                username: 'alice',
+                name: 'Alice',
+                email: 'alice@example.com',
+                active: true,
+            },
+        ]);
+
+        expect((await admin.get('/api/idp/groups?app=nope')).status).to.equal(404);
+        expect((await admin.get('/api/idp/groups?unknown=1')).status).to.be.within(400, 422);
+    });
+
+    it("saves a draft app's groups for its deploy; an unknown group is a 422 that changes nothing", async () => {
+        const groups = ((await admin.get('/api/idp/groups')).body as { groups: Array<{ pk: string; name: string }> }).groups;
+        const listedEditors = groups.find((group) => group.name === 'wiki-editors') as { pk: string; name: string };
+        const editors = { pk: listedEditors.pk, name: listedEditors.name };
+        const unknown = await admin.put('/api/apps/wiki/access', {
+            groups: [editors, { pk: '00000000-0000-4000-8000-000000000000', name: 'ghosts' }],
+        });
+        expect(unknown.status).to.equal(422);
+        expect(unknown.text).to.contain('ghosts');
+        expect(((await admin.get('/api/apps/wiki')).body as { app: { access: { groups: unknown[] } } }).app.access.groups).to.equal([]);
+
+        const saved = await admin.put('/api/apps/wiki/access', { groups: [{ pk: editors.pk, name: 'stale name' }] });
+        expect(saved.status, saved.text).to.equal(200);
+        expect(saved.body).to.equal({ access: { groups: [{ pk: editors.pk, name: 'wiki-editors' }], mode: 'groups', applied: false } });
+        const app = (await admin.get('/api/apps/wiki')).body as { app: { access: { groups: unknown[]; mode: string } } };
+        expect(app.app.access).to.equal({ groups: [{ pk: editors.pk, name: 'wiki-editors' }], mode: 'groups' });
+        const listed = (await admin.get('/api/idp/groups')).body as { groups: Array<{ name: string; apps: string[] }> };
+        expect(listed.groups.find((group) => group.name === 'wiki-editors')?.apps).to.equal(['wiki']);
+        expect((await admin.put('/api/apps/wiki/access', { groups: 'all' })).status).to.equal(422);
+        expect((await admin.put('/api/apps/nope/access', { groups: [] })).status).to.equal(404);
+    });
+
+    it('bootstrap keeps only a new token of its own; disconnecting revokes it at the provider', async () => {
+        const response = await admin.post('/api/admin/idp/bootstrap', { url: authentik.url, bootstrapToken: authentik.bootstrapToken });
+        expect(response.status, response.text).to.equal(200);
+        expect(response.text).to.not.contain(authentik.bootstrapToken);
+        const shown = response.body as IdpView;
+        expect(shown).to.include({ connected: true, tokenSet: true });
+        expect(shown.outpost?.name).to.equal('authentik Embedded Outpost');
+        expect(shown.authorizationFlow?.slug).to.equal('default-provider-authorization-implicit-consent');
+        expect(shown.outpostUrl).to.equal(authentik.url);
+        const made = authentik.state.tokens.find((token) => token.identifier === 'gatehouse-deploy-manager');
+        expect(made).to.exist();
+        expect(made?.expiring).to.be.false();
+        expect(JSON.stringify(await storedSettings())).to.not.contain(authentik.bootstrapToken);
+
+        const disconnected = await admin.delete('/api/admin/idp/token');
+        expect(disconnected.status, disconnected.text).to.equal(200);
+        expect(disconnected.body).to.include({ connected: false, tokenSet: false, tokenRevoked: true });
+        expect(authentik.state.tokens.some((token) => token.identifier === 'gatehouse-deploy-manager')).to.be.false();
+        expect((await admin.get('/api/idp/groups')).status).to.equal(422);
+        expect(authentik.violations).to.equal([]);
+    });
+
+    it('connects at first start from AUTHENTIK_URL and AUTHENTIK_BOOTSTRAP_TOKEN', async () => {
+        const context = await createTestServer({ AUTHENTIK_URL: authentik.url, AUTHENTIK_BOOTSTRAP_TOKEN: authentik.bootstrapToken });
+        try {
+            const rows = await context.server.app.knex('instance_settings').where({ name: 'idp.connection' }).first('value');
+            expect(JSON.parse(String(rows?.value))).to.include({
+                kind: 'authentik',
+                url: authentik.url,
+                tokenIdentifier: 'gatehouse-deploy-manager',
+            });
+        } finally {
+            await context.cleanup();
+        }
+
+        expect(authentik.violations).to.equal([]);
+    });
+});
