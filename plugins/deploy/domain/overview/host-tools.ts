@@ -28,7 +28,8 @@ function toolProbes(host: HostConfig): Record<string, ToolProbe> {
 
 function versionOf({ command, args, pattern }: ToolProbe): Promise<ToolVersion> {
     return new Promise((resolve) => {
-        execFile(command, args, { timeout: 3000 }, (error, stdout, stderr) => {
+        // Debian's docker-compose (Python) takes most of a second to start, several on a busy host.
+        execFile(command, args, { timeout: 10_000 }, (error, stdout, stderr) => {
             if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
                 resolve({ found: false, version: null });
                 return;
