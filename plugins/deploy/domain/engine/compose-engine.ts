@@ -193,7 +193,7 @@ export class ComposeEngine {
 
         // A missing bind source would be made by the engine, as root; made here it belongs to the app's folder.
         for (const mount of service.create.HostConfig?.Mounts ?? []) {
-            if (mount.Type === 'bind') Fs.mkdirSync(mount.Source, { recursive: true });
+            if (mount.Type === 'bind' && !Fs.existsSync(mount.Source)) Fs.mkdirSync(mount.Source, { recursive: true });
         }
 
         const create = { ...service.create, Labels: { ...service.create.Labels, [LABEL.hash]: hash } };
