@@ -11,7 +11,7 @@ import { deniedPage, loginPage, messagePage } from './login-page.ts';
 import { passesPolicies } from './policies.ts';
 import { applicationOf } from './providers.ts';
 import { callbackUrls } from './proxy-providers.ts';
-import { generateId, type ProviderRecord, type Store, timestamp, type UserRecord } from './store.ts';
+import { generateId, type ProviderRecord, type ProxyProviderRecord, type Store, timestamp, type UserRecord } from './store.ts';
 
 export const SESSION_COOKIE = 'authentik_session';
 const CODE_LIFETIME_MS = 60_000;
@@ -90,14 +90,18 @@ export class AuthentikWeb {
         return this.store.users.find((user) => user.pk === issued.userPk);
     }
 
-    #sessionUser(request: WebRequest): UserRecord | undefined {
+    /** The user signed in to authentik with the request's `authentik_session` cookie. */
+    sessionUser(request: WebRequest): UserRecord | undefined {
         const pk = this.#sessions.get(request.cookies.get(SESSION_COOKIE) ?? '');
         return this.store.users.find((user) => user.pk === pk);
     }
 
+    /** The proxy providers' logins; OAuth2 providers' go to openid-endpoints.ts first. */
     #authorize(request: WebRequest): Reply {
         const query = request.url.searchParams;
-        const provider = this.store.providers.find((candidate) => candidate.client_id === query.get('client_id'));
+        const provider = this.store.providers.find(
+            (candidate): candidate is ProxyProviderRecord => candidate.kind === 'proxy' && candidate.client_id === query.get('client_id'),
+        );
         if (!provider) {
             return html(400, messagePage('Client ID Error', 'Invalid client identifier (client_id).'));
         }
@@ -118,7 +122,7 @@ export class AuthentikWeb {
             return html(404, messagePage('Not found', 'The provider has no application.'));
         }
 
-        const user = this.#sessionUser(request);
+        const user = this.sessionUser(request);
         if (!user) {
             const next = `${request.url.pathname}${request.url.search}`;
             return redirect(`${this.store.url}/if/flow/${AUTHENTICATION_FLOW}/?${new URLSearchParams({ next })}`);

@@ -1,4 +1,7 @@
-/** Certificate-key pairs: the self-signed one authentik makes at install, and `/crypto/certificatekeypairs/`. */
+/**
+ * Certificate-key pairs: the self-signed one authentik makes at install, and `/crypto/certificatekeypairs/`. A pair
+ * with a private key gets a real RSA key, made the first time something signs with it.
+ */
 import Crypto from 'node:crypto';
 
 import type { ApiOperations } from './api.ts';
@@ -8,6 +11,22 @@ import { type KeypairRecord, type Store, timestamp, uuid } from './store.ts';
 
 export const SELF_SIGNED_KEYPAIR = 'authentik Self-signed Certificate';
 const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+const privateKeys = new WeakMap<KeypairRecord, Crypto.KeyObject>();
+
+/** The pair's RSA private key, or undefined for a pair without one. */
+export function privateKeyOf(keypair: KeypairRecord): Crypto.KeyObject | undefined {
+    if (!keypair.private_key_available) {
+        return undefined;
+    }
+
+    let key = privateKeys.get(keypair);
+    if (!key) {
+        key = Crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+        privateKeys.set(keypair, key);
+    }
+
+    return key;
+}
 
 function fingerprint(algorithm: string): string {
     return Crypto.createHash(algorithm).update(Crypto.randomBytes(32)).digest('hex').match(/../g)?.join(':') ?? '';

@@ -1,7 +1,7 @@
 /**
- * An authentik stand-in for tests: the admin API Gatehouse calls, checked against authentik's schema both ways, and
- * the embedded outpost's forward auth with a sign-in page. See stand-in.ts; `ForwardAuthBrowser` plays a browser
- * behind the documented nginx snippet.
+ * An authentik stand-in for tests: the admin API Gatehouse calls, checked against authentik's schema both ways, the
+ * embedded outpost's forward auth with a sign-in page, and a real OpenID provider behind each OAuth2 provider. See
+ * stand-in.ts; `ForwardAuthBrowser` plays a browser behind the documented nginx snippet.
  */
 export { AuthentikStandIn, DEFAULT_VERSION, startAuthentikStandIn, type StandInOptions, type StandInState } from './stand-in.ts';
 export type { StandInUser } from './directory.ts';

@@ -40,3 +40,15 @@ export function deniedPage(): string {
 export function messagePage(title: string, message: string): string {
     return page(title, `<p>${escapeHtml(message)}</p>`);
 }
+
+/** The page that confirms an RP-initiated logout: `form` is the OpenID provider's own hidden form, posted by the button. */
+export function logoutPage(form: string, application: string): string {
+    return page(
+        'Log out',
+        [
+            `<p>Log out of ${escapeHtml(application)}?</p>`,
+            form,
+            '<button type="submit" form="op.logoutForm" value="yes" name="logout">Log out</button>',
+        ].join('\n'),
+    );
+}

@@ -18,7 +18,7 @@ export const EMBEDDED_OUTPOST_NAME = 'authentik Embedded Outpost';
 const REFRESH_INTERVAL_S = 300;
 /** The provider kind each outpost type serves. */
 const OUTPOST_PROVIDER_KIND: Record<OutpostRecord['type'], string> = { proxy: 'proxy', ldap: 'ldap', radius: 'radius', rac: 'rac' };
-const KIND_CLASS: Record<string, string> = { proxy: 'ProxyProvider' };
+const KIND_CLASS: Record<string, string> = { proxy: 'ProxyProvider', oauth2: 'OAuth2Provider' };
 
 export function embeddedOutpost(store: Store): OutpostRecord | undefined {
     return store.outposts.find((outpost) => outpost.managed === EMBEDDED_OUTPOST_MANAGED);

@@ -1,12 +1,12 @@
 /**
  * What every kind of provider shares: the `Provider` shape (in `provider_obj` and `providers_obj`), the flows they
- * refer to, unique names across kinds, and what deleting one does. A kind of provider (proxy-providers.ts; OAuth2 or
- * SAML later) adds its own fields, rules and operations, and an entry in PROVIDER_KINDS.
+ * refer to, unique names across kinds, and what deleting one does. A kind of provider (proxy-providers.ts,
+ * oauth2-providers.ts; SAML later) adds its own fields, rules and operations, and an entry in PROVIDER_KINDS.
  */
 import { notUnique, unknownPk } from './errors.ts';
 import { findFlow } from './flows.ts';
 import type { Json } from './http.ts';
-import type { ApplicationRecord, ProviderRecord, Store } from './store.ts';
+import type { ApplicationRecord, OAuth2ProviderRecord, ProviderRecord, Store } from './store.ts';
 
 export interface ProviderKind {
     verboseName: string;
@@ -18,13 +18,27 @@ export interface ProviderKind {
     launchUrl(provider: ProviderRecord): string | null;
 }
 
+/** `OAuth2Provider.launch_url`: the first authorization redirect URI without its path, as `urlparse(...)._replace(path="")`. */
+function oauth2LaunchUrl(provider: OAuth2ProviderRecord): string | null {
+    const first = provider.redirect_uris.find((entry) => entry.redirect_uri_type === 'authorization');
+    const parts = first && /^([^:/?#]+:)?(\/\/[^/?#]*)?[^?#]*(.*)$/.exec(first.url);
+    return parts ? `${parts[1] ?? ''}${parts[2] ?? ''}${parts[3] ?? ''}` : null;
+}
+
 export const PROVIDER_KINDS: Record<ProviderRecord['kind'], ProviderKind> = {
     proxy: {
         verboseName: 'Proxy Provider',
         verboseNamePlural: 'Proxy Providers',
         component: 'ak-provider-proxy-form',
         metaModelName: 'authentik_providers_proxy.proxyprovider',
-        launchUrl: (provider) => provider.external_host,
+        launchUrl: (provider) => (provider.kind === 'proxy' ? provider.external_host : null),
+    },
+    oauth2: {
+        verboseName: 'OAuth2/OpenID Provider',
+        verboseNamePlural: 'OAuth2/OpenID Providers',
+        component: 'ak-provider-oauth2-form',
+        metaModelName: 'authentik_providers_oauth2.oauth2provider',
+        launchUrl: (provider) => (provider.kind === 'oauth2' ? oauth2LaunchUrl(provider) : null),
     },
 };
 
@@ -84,6 +98,10 @@ export function checkUniqueName(store: Store, name: unknown, except?: ProviderRe
 /** Deleting a provider takes it off every outpost and leaves its application without a provider. */
 export function deleteProvider(store: Store, provider: ProviderRecord): void {
     store.providers.splice(store.providers.indexOf(provider), 1);
+    for (const other of store.providers) {
+        other.jwt_federation_providers = other.jwt_federation_providers.filter((pk) => pk !== provider.pk);
+    }
+
     for (const outpost of store.outposts) {
         outpost.providers = outpost.providers.filter((pk) => pk !== provider.pk);
     }

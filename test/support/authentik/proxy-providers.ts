@@ -9,6 +9,7 @@ import { fieldError, nonFieldError, notFound, unknownPk } from './errors.ts';
 import type { Json } from './http.ts';
 import { paginated, searched } from './pagination.ts';
 import { applicationOf, checkFlows, checkUniqueName, deleteProvider, findProvider, showProvider } from './providers.ts';
+import { findScopeMapping, proxyScopeMappingPks } from './scope-mappings.ts';
 import { generateId, type ProxyProviderRecord, type Store } from './store.ts';
 
 export const CALLBACK_SIGNATURE = 'X-authentik-auth-callback';
@@ -65,12 +66,12 @@ function checkRequest(store: Store, body: Json, existing?: ProxyProviderRecord):
         throw unknownPk('certificate', body.certificate);
     }
 
-    const unknownMapping = ((body.property_mappings ?? []) as string[]).find((pk) => !store.proxyScopeMappings.includes(pk));
+    const unknownMapping = ((body.property_mappings ?? []) as string[]).find((pk) => !findScopeMapping(store, pk));
     if (unknownMapping) throw unknownPk('property_mappings', unknownMapping);
-    // The stand-in has no sources and no OAuth2 providers to federate with.
+    // The stand-in has no sources to federate with.
     const [source] = (body.jwt_federation_sources ?? []) as string[];
     if (source) throw unknownPk('jwt_federation_sources', source);
-    const [federated] = (body.jwt_federation_providers ?? []) as number[];
+    const federated = ((body.jwt_federation_providers ?? []) as number[]).find((pk) => findProvider(store, pk)?.kind !== 'oauth2');
     if (federated !== undefined) throw unknownPk('jwt_federation_providers', federated);
     if (body.basic_auth_enabled === true && (!body.basic_auth_password_attribute || !body.basic_auth_user_attribute)) {
         throw fieldError('basic_auth_enabled', 'User and password attributes must be set when basic auth is enabled.');
@@ -82,7 +83,7 @@ function checkRequest(store: Store, body: Json, existing?: ProxyProviderRecord):
 }
 
 function applyOauthDefaults(store: Store, provider: ProxyProviderRecord): void {
-    provider.property_mappings = [...new Set([...provider.property_mappings, ...store.proxyScopeMappings])];
+    provider.property_mappings = [...new Set([...provider.property_mappings, ...proxyScopeMappingPks(store)])];
 }
 
 function create(store: Store, body: Json): ProxyProviderRecord {

@@ -1,7 +1,8 @@
 /**
  * The stand-in's one HTTP server, as authentik's server container routes: `/api/v3/*` to the admin API,
- * `/outpost.goauthentik.io/*` to the embedded outpost, the rest to authentik's pages. Every request is recorded;
- * while `down` an API request gets its connection reset, as from a server that is not there.
+ * `/outpost.goauthentik.io/*` to the embedded outpost, OAuth2/OpenID requests to their OpenID provider, the rest to
+ * authentik's pages. Every request is recorded; while `down` an API request gets its connection reset, as from a
+ * server that is not there.
  */
 import type Http from 'node:http';
 
@@ -9,6 +10,7 @@ import type { AdminApi } from './api.ts';
 import type { AuthentikWeb } from './authorization.ts';
 import { type EmbeddedOutpost, OUTPOST_PREFIX } from './embedded-outpost.ts';
 import { parseCookies, readBody, type Reply, text, type WebRequest, writeReply } from './http.ts';
+import type { OpenIdEndpoints } from './openid-endpoints.ts';
 
 const API_PREFIX = '/api/v3';
 
@@ -24,6 +26,7 @@ export interface ServerParts {
     api: AdminApi;
     web: AuthentikWeb;
     outpost: EmbeddedOutpost;
+    openid: OpenIdEndpoints;
     isDown(): boolean;
     record(request: RecordedRequest): void;
     /** Told a failure of the stand-in itself. */
@@ -62,15 +65,23 @@ export function requestListener(parts: ServerParts): Http.RequestListener {
         }
 
         readBody(request)
-            .then((body) => {
-                const reply = route(parts, { method, url, headers: request.headers, cookies: parseCookies(request.headers.cookie), body });
+            .then(async (body) => {
+                const webRequest = { method, url, headers: request.headers, cookies: parseCookies(request.headers.cookie), body };
+                const openid = parts.openid.route(webRequest);
+                if (openid) {
+                    await openid(request, response);
+                    parts.record({ method, path, status: response.statusCode });
+                    return;
+                }
+
+                const reply = route(parts, webRequest);
                 parts.record({ method, path, status: reply.status });
                 writeReply(response, reply);
             })
             .catch((error: Error) => {
                 parts.record({ method, path, status: 500 });
                 parts.violation(`${method} ${path}: the stand-in failed: ${error.stack ?? error.message}`);
-                writeReply(response, text(500, `the authentik stand-in failed: ${error.message}`));
+                if (!response.headersSent) writeReply(response, text(500, `the authentik stand-in failed: ${error.message}`));
             });
     };
 }

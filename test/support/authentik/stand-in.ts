@@ -1,8 +1,9 @@
 /**
  * An authentik stand-in for tests, since authentik itself cannot run here: its admin API (the operations Gatehouse
- * calls, checked both ways against the schema.yml of `@goauthentik/api`), its sign-in and authorization pages, and
- * the embedded outpost's forward auth, on one HTTP server on 127.0.0.1. It starts as a fresh install does: akadmin
- * (in authentik Admins) with the bootstrap token, the default flows, the self-signed keypair, the embedded outpost.
+ * calls, checked both ways against the schema.yml of `@goauthentik/api`), its sign-in and authorization pages, the
+ * embedded outpost's forward auth, and a real OpenID Connect provider behind each OAuth2 provider, on one HTTP server
+ * on 127.0.0.1. It starts as a fresh install does: akadmin (in authentik Admins) with the bootstrap token, the
+ * default flows, the self-signed keypair, the managed scope mappings, the embedded outpost.
  */
 import Http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,13 +29,16 @@ import {
 import { EmbeddedOutpost } from './embedded-outpost.ts';
 import { flowOperations, seedFlows, showFlow } from './flows.ts';
 import type { Json } from './http.ts';
+import { oauth2ProviderOperations, showOAuth2Provider } from './oauth2-providers.ts';
+import { OpenIdEndpoints } from './openid-endpoints.ts';
 import { outpostOperations, seedEmbeddedOutpost, showOutpost } from './outposts.ts';
 import { policyOperations, showBinding } from './policies.ts';
 import { proxyProviderOperations, showProxyProvider } from './proxy-providers.ts';
+import { scopeMappingOperations, seedScopeMappings, showScopeMapping } from './scope-mappings.ts';
 import { authentikDocument, type AuthentikDocument, Router } from './schema.ts';
 import { SchemaValidator } from './schema-validation.ts';
 import { type RecordedRequest, requestListener } from './server.ts';
-import { generateId, Store } from './store.ts';
+import { generateId, type ProviderRecord, Store } from './store.ts';
 import { systemOperations } from './system.ts';
 import { BOOTSTRAP_TOKEN_IDENTIFIER, createToken, showToken, tokenOperations } from './tokens.ts';
 
@@ -48,6 +52,8 @@ const OPERATIONS: ApiOperations = {
     ...cryptoOperations,
     ...outpostOperations,
     ...proxyProviderOperations,
+    ...oauth2ProviderOperations,
+    ...scopeMappingOperations,
     ...applicationOperations,
     ...policyOperations,
 };
@@ -68,6 +74,11 @@ export interface StandInState {
     users: Json[];
     flows: Json[];
     keypairs: Json[];
+    scopeMappings: Json[];
+}
+
+function showAnyProvider(store: Store, provider: ProviderRecord): Json {
+    return provider.kind === 'proxy' ? showProxyProvider(store, provider) : showOAuth2Provider(store, provider);
 }
 
 const schemas = new Map<string, { router: Router; validator: SchemaValidator }>();
@@ -123,6 +134,7 @@ export class AuthentikStandIn {
         this.#store = new Store(url, version);
         seedFlows(this.#store);
         seedKeypairs(this.#store);
+        seedScopeMappings(this.#store);
         const admin = seedDirectory(this.#store, this.bootstrapPassword);
         seedEmbeddedOutpost(this.#store);
         this.bootstrapToken = createToken(this.#store, { identifier: BOOTSTRAP_TOKEN_IDENTIFIER, user: admin, expiring: false }).key;
@@ -131,8 +143,9 @@ export class AuthentikStandIn {
         const api = new AdminApi(this.#store, router, validator, OPERATIONS, violation);
         const web = new AuthentikWeb(this.#store);
         const outpost = new EmbeddedOutpost(this.#store, web);
+        const openid = new OpenIdEndpoints(this.#store, web, violation);
         const record = (request: RecordedRequest) => this.requests.push(request);
-        server.on('request', requestListener({ api, web, outpost, isDown: () => this.down, record, violation }));
+        server.on('request', requestListener({ api, web, outpost, openid, isDown: () => this.down, record, violation }));
     }
 
     /** Adds a group; answers its pk (a uuid). */
@@ -167,7 +180,7 @@ export class AuthentikStandIn {
     get state(): StandInState {
         const store = this.#store;
         return {
-            providers: store.providers.map((provider) => showProxyProvider(store, provider)),
+            providers: store.providers.map((provider) => showAnyProvider(store, provider)),
             applications: store.applications.map((application) => showApplication(store, application)),
             bindings: store.bindings.map((binding) => showBinding(store, binding)),
             outposts: store.outposts.map((outpost) => showOutpost(store, outpost)),
@@ -176,6 +189,7 @@ export class AuthentikStandIn {
             users: store.users.map((user) => showUser(store, user)),
             flows: store.flows.map(showFlow),
             keypairs: store.keypairs.map(showKeypair),
+            scopeMappings: store.scopeMappings.map(showScopeMapping),
         };
     }
 

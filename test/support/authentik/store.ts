@@ -114,8 +114,49 @@ export interface ProxyProviderRecord extends ProviderBase {
     refresh_token_validity: string;
 }
 
-/** Every kind of provider the stand-in serves; OAuth2 and SAML records join this union. */
-export type ProviderRecord = ProxyProviderRecord;
+export type SubMode = 'hashed_user_id' | 'user_id' | 'user_uuid' | 'user_username' | 'user_email' | 'user_upn';
+
+/** One entry of an OAuth2 provider's `redirect_uris`: a URL compared exactly, or a regular expression matched whole. */
+export interface RedirectUri {
+    matching_mode: 'strict' | 'regex';
+    url: string;
+    redirect_uri_type: 'authorization' | 'logout';
+}
+
+export interface OAuth2ProviderRecord extends ProviderBase {
+    kind: 'oauth2';
+    client_type: 'confidential' | 'public';
+    grant_types: string[];
+    client_id: string;
+    client_secret: string;
+    access_code_validity: string;
+    access_token_validity: string;
+    refresh_token_validity: string;
+    refresh_token_threshold: string;
+    include_claims_in_id_token: boolean;
+    signing_key: string | null;
+    encryption_key: string | null;
+    redirect_uris: RedirectUri[];
+    logout_uri: string;
+    logout_method: 'backchannel' | 'frontchannel';
+    sub_mode: SubMode;
+    issuer_mode: 'global' | 'per_provider';
+    jwt_federation_sources: string[];
+    jwt_federation_providers: number[];
+}
+
+/** Every kind of provider the stand-in serves; SAML records would join this union. */
+export type ProviderRecord = ProxyProviderRecord | OAuth2ProviderRecord;
+
+/** A scope mapping (`ScopeMapping`): the claims a scope adds, from a Python expression authentik runs. */
+export interface ScopeMappingRecord {
+    pk: string;
+    managed: string | null;
+    name: string;
+    expression: string;
+    scope_name: string;
+    description: string;
+}
 
 export interface ApplicationRecord {
     /** The pbm_uuid: policy bindings target it. */
@@ -167,9 +208,8 @@ export class Store {
     readonly providers: ProviderRecord[] = [];
     readonly applications: ApplicationRecord[] = [];
     readonly bindings: BindingRecord[] = [];
+    readonly scopeMappings: ScopeMappingRecord[] = [];
     readonly installId = uuid();
-    /** The pks of the scope mappings authentik attaches to every proxy provider (openid, email, profile, entitlements, proxy). */
-    readonly proxyScopeMappings = Array.from({ length: 5 }, uuid);
     #lastUserPk = 0;
     #lastGroupNumPk = 0;
     #lastProviderPk = 0;
