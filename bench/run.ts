@@ -85,7 +85,13 @@ whose speed drifts: single 10 s runs of one benchmark differed by up to 0.3 in r
 figure near its target still says little either way. Three runs in a row of \`licenses\` on 2026-11-23 gave 0.79, 0.68
 and 0.77 anonymous and 0.73, 0.84 and 0.81 with a token; before anonymous requests stopped going through hapi's
 authentication failure (an error built and caught on each), the same benchmark gave 0.56, 0.34 and 0.47 anonymous
-(0.96, 0.84 and 0.78 with a token). The git API's list benchmarks (admin users, organisations,
+(0.96, 0.84 and 0.78 with a token). After request logging stopped running pino's wildcard redaction over every
+value of every line and parsing each request's URL twice, Gatehouse's CPU time per anonymous request, measured apart
+over 30,000 requests at 16 connections, went from 241, 241 and 281 µs to 213, 218 and 256 µs (the bare route: 159
+and 162 µs); three runs in a row of \`licenses\` then gave 0.80, 0.66 and 0.64 anonymous and 0.90, 0.80 and 0.97 with a
+token (2026-11-23, rounds of 5 s, other work on the machine, load average about 2). Anonymous requests make no
+database query, so the anonymous figure below the token one is the drift described above, or the warm-up of the
+first comparison of a run. The git API's list benchmarks (admin users, organisations,
 notifications, action runs) repeat one request, so after the first one Gatehouse answers from its read caches,
 checking the tables' write counters on every request (see the README's Architecture): their notes also give the
 same request against a second Gatehouse with \`READ_CACHE_ENTRIES=0\`, which reads the database every time, with
