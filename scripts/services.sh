@@ -43,6 +43,9 @@ install_missing() {
     command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
     # A static busybox is what locally built test images (FROM scratch) are made of.
     [ -x /bin/busybox ] || missing+=(busybox-static)
+    # Real apps for the sign-in tests are built from Debian's packages (debootstrap); browser tests drive chromium.
+    command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+    [ -x /usr/bin/chromium ] || missing+=(chromium)
     if [ "${#missing[@]}" -gt 0 ]; then
         say "services: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
