@@ -7,7 +7,7 @@ import { done, jobData, post, withLazyDatabase } from '../lib/worker.ts';
 
 const data = jobData<AppRunData>();
 const send = (message: RunMessage) => post(message);
-const work = { deploy: deployApp, compose: deployApp, nginx: applySite, action: actOnApp, delete: deleteApp }[data.kind];
+const work = { deploy: deployApp, compose: deployApp, sso: deployApp, nginx: applySite, action: actOnApp, delete: deleteApp }[data.kind];
 
 await withLazyDatabase(async (database) => {
     const context = new RunContext(data.config, data, database, send);

@@ -34,3 +34,28 @@ export async function readEvents(browser: Browser, path: string, headers: Record
             return message;
         });
 }
+
+export interface RunLine {
+    seq: number;
+    step: string;
+    level: string;
+    text: string;
+}
+
+/** A run's log lines, from its event stream. */
+export function runLines(messages: SseMessage[]): RunLine[] {
+    return messages.filter((message) => message.event === 'event').map((message) => JSON.parse(message.data) as RunLine);
+}
+
+/** How a run ended (`succeeded`, `rolled back`, `failed`), from its event stream's end event. */
+export function runEndState(messages: SseMessage[]): string {
+    const end = messages.find((message) => message.event === 'end');
+    return end ? (JSON.parse(end.data) as { state: string }).state : 'no end';
+}
+
+/** Starts a run with the request and follows its events to the end. */
+export async function runToEnd(browser: Browser, response: { status: number; text: string; body: unknown }) {
+    expect(response.status, response.text).to.equal(202);
+    const messages = await readEvents(browser, `/api/runs/${(response.body as { runId: number }).runId}/events`);
+    return { state: runEndState(messages), lines: runLines(messages), text: JSON.stringify(messages) };
+}

@@ -107,3 +107,23 @@ export class Visitor {
         return hops;
     }
 }
+
+export function lastHop(hops: VisitorResponse[]): VisitorResponse {
+    return hops[hops.length - 1] as VisitorResponse;
+}
+
+/** Follows an app's redirects to the provider's sign-in page, signs in there, and follows back; answers every hop. */
+export async function signInThroughProvider(visitor: Visitor, url: string, username: string, password: string): Promise<VisitorResponse[]> {
+    const toLogin = await visitor.follow(url);
+    const loginPage = lastHop(toLogin);
+    if (loginPage.status !== 200 || !loginPage.body.includes('<form')) {
+        throw new Error(`${url} did not lead to a sign-in page: ${loginPage.status} at ${loginPage.url}`);
+    }
+
+    const posted = await visitor.request('POST', loginPage.url, { uid_field: username, password });
+    if (posted.status !== 302 || !posted.location) {
+        throw new Error(`signing in as ${username} was refused: ${posted.status}`);
+    }
+
+    return [...toLogin, posted, ...(await visitor.follow(posted.location))];
+}

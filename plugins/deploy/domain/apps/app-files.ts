@@ -121,7 +121,17 @@ export function filesOnDisk(server: Server, name: string, revealSecrets: boolean
               : path.endsWith('.conf')
                 ? 'nginx'
                 : 'other';
+        if (kind === 'nginx') {
+            const shown = maskSiteCredentials(content);
+            return { path, kind, content: shown, masked: shown !== content };
+        }
+
         const masked = isSecrets && !revealSecrets;
         return { path, kind, content: masked ? maskSecretsFile(content) : content, masked };
     });
+}
+
+/** A site written by a run may carry a shared account's credentials (HTTP Basic): never shown, to anyone. */
+export function maskSiteCredentials(site: string): string {
+    return site.replace(/(proxy_set_header\s+Authorization\s+)("[^"]*"|'[^']*'|\S+);/gi, `$1"${maskSecret('x')}";`);
 }

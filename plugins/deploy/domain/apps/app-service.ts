@@ -239,6 +239,14 @@ export class AppService {
             : {};
     }
 
+    /** The shared account's password, opened: for a run's site only, never for an answer. */
+    async sharedPasswordOf(name: string): Promise<string | undefined> {
+        const row = await this.#knex('dp_apps').where({ name }).first('shared_password_sealed');
+        return row?.shared_password_sealed
+            ? this.#server.app.sealer.open(String(row.shared_password_sealed), this.#aad(name, 'shared_password'))
+            : undefined;
+    }
+
     async hasSharedPassword(name: string): Promise<boolean> {
         const row = await this.#knex('dp_apps').where({ name }).first('shared_password_sealed');
         return Boolean(row?.shared_password_sealed);

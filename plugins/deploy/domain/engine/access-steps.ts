@@ -4,11 +4,13 @@
  */
 import { withNamedLock } from '../../../../lib/named-lock.ts';
 import { loadIdpKind } from '../../../idp/idp-kinds.ts';
+import { loadMethod } from '../../../sso/methods.ts';
 import type { ForwardAuthApp, ForwardAuthChanges, IdentityProvider } from '../../../idp/idp-types.ts';
 import { checkSignIn, siteAddress } from '../access/sign-in-check.ts';
 import type { RunAccess, RunContext } from './run-context.ts';
 
 export const SIGN_IN_STEP = 'sign-in';
+export const METHOD_STEP = 'sign-in-method';
 
 /** `dp-<app>`: the proxy provider's name and the application's slug. */
 export function accessObjectName(app: string): string {
@@ -93,6 +95,33 @@ export async function checkSignInStep(context: RunContext, https: boolean): Prom
         context.log(`Checking the sign-in: ${result.text}`);
     } else {
         context.log(`Checking the sign-in: ${result.text}. Fix: ${result.fix}`, 'warning');
+    }
+}
+
+/**
+ * Checking the sign-in of the app's method (the account inside the app). After a deploy a failure is a warning with
+ * a fix; a run that changes the method fails on it, so that its rollback puts the previous method back.
+ */
+export async function checkMethodStep(context: RunContext, https: boolean): Promise<void> {
+    const signIn = context.data.signIn;
+    const site = context.data.files?.site;
+    if (!context.data.access || !signIn || site === undefined) {
+        return;
+    }
+
+    const method = await loadMethod(signIn.method);
+    if (!method?.check) {
+        return;
+    }
+
+    context.step = METHOD_STEP;
+    const result = await method.check({ settings: signIn.settings, host: context.config.host, https, site });
+    if (result.ok) {
+        context.log(`Checking the sign-in (${method.title}): ${result.text}`);
+    } else if (context.data.kind === 'sso') {
+        throw new Error(`Checking the sign-in (${method.title}): ${result.text}. Fix: ${result.fix}`);
+    } else {
+        context.log(`Checking the sign-in (${method.title}): ${result.text}. Fix: ${result.fix}`, 'warning');
     }
 }
 

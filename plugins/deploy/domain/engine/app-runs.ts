@@ -12,7 +12,7 @@ import { dockerClient } from '../host/docker-client.ts';
 import { ComposeEngine, type UpOutcome } from './compose-engine.ts';
 import { type ProjectPlan, planProject } from './compose-plan.ts';
 import { parseEnvFile } from './env-file.ts';
-import { type AppliedAccess, applyAccess, checkSignInStep, undoAccess } from './access-steps.ts';
+import { type AppliedAccess, applyAccess, checkMethodStep, checkSignInStep, undoAccess } from './access-steps.ts';
 import { type FileSnapshot, type RunContext, restoreFile, snapshotFile, writeFileAtomically } from './run-context.ts';
 import { checkThroughNginx, ensureCertificateFiles, testAndReload } from './site-steps.ts';
 
@@ -100,6 +100,7 @@ export async function deployApp(context: RunContext): Promise<void> {
         context.step = 'check';
         await checkThroughNginx(context, siteHasTls(files.site));
         await checkSignInStep(context, siteHasTls(files.site));
+        await checkMethodStep(context, siteHasTls(files.site));
         await engine.commit(outcome);
         await recordCreated(context, outcome);
     } catch (error) {

@@ -6,9 +6,10 @@ import type { Knex } from 'knex';
 
 import type { Config } from '../../../../lib/config.ts';
 import type { ActiveConnection } from '../../../idp/connection-service.ts';
+import type { MethodSettings } from '../../../sso/method-types.ts';
 import type { RunMessage } from '../runs/run-service.ts';
 
-export type AppRunKind = 'deploy' | 'compose' | 'nginx' | 'action' | 'delete';
+export type AppRunKind = 'deploy' | 'compose' | 'nginx' | 'action' | 'delete' | 'sso';
 export type AppAction = 'restart' | 'stop' | 'start';
 
 export interface DeleteOptions {
@@ -52,6 +53,8 @@ export interface AppRunData {
     remove?: DeleteOptions;
     /** Set when a provider is connected: a deploy puts the app behind it, a delete may remove its objects. */
     access?: RunAccess;
+    /** The app's sign-in method and what it needs (the shared password opened for the run). */
+    signIn?: { method: string; settings: MethodSettings };
 }
 
 export type ResourceKind = 'image' | 'volume' | 'certificate' | 'dns' | 'archive' | 'access';

@@ -17,6 +17,8 @@ export interface HttpCheckOptions {
     /** Sent as Host (and, without its port, as the TLS server name) instead of the URL's host, to reach a virtual host by address. */
     host?: string;
     timeoutMs?: number;
+    /** More request headers. */
+    headers?: Record<string, string>;
     /** Extra CA certificates (PEM) to trust besides the system's. */
     ca?: string[];
     /** Only for probes whose certificate is reported on its own: the answer is wanted, not the chain's validity. */
@@ -44,7 +46,7 @@ export function checkHttp(options: HttpCheckOptions): Promise<HttpCheck> {
             }
         };
 
-        const headers = { 'user-agent': 'gatehouse-status', ...(host ? { host } : {}) };
+        const headers = { 'user-agent': 'gatehouse-status', ...options.headers, ...(host ? { host } : {}) };
         const requestOptions: Https.RequestOptions = { method: 'GET', headers, agent: false, timeout: timeoutMs };
         if (secure) {
             const serverName = host?.replace(/:\d+$/, '') ?? url.hostname;

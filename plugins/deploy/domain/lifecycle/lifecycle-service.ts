@@ -14,10 +14,15 @@ import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
+import { idpConnection } from '../../../idp/connection-service.ts';
+import type { MethodSettings } from '../../../sso/method-types.ts';
+import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { appAccess } from '../access/access-service.ts';
-import type { AppAction, AppRunData, AppRunKind, DeleteOptions, RunAccess } from '../engine/run-context.ts';
+import { siteAddress } from '../access/sign-in-check.ts';
+import type { AccountMethod } from '../apps/draft-shape.ts';
+import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
 import type { Finding } from '../findings/finding.ts';
-import { checkSite, parseSite, protectSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
+import { checkSite, parseSite, protectSite, renderSite, type SiteSpec, siteHasTls, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
 
 const RUN_SCRIPT = Path.join(ROOT_DIR, 'jobs', 'app-run.ts');
@@ -34,6 +39,14 @@ export interface SiteUpdate {
     mode: 'model' | 'text';
     spec?: SiteSpec;
     text?: string;
+}
+
+export interface SignInChange {
+    account?: string;
+    adminUser?: string;
+    samlAcs?: string;
+    sharedUser?: string;
+    sharedPassword?: string;
 }
 
 export type DeleteRequest = Partial<DeleteOptions> & { confirm: string };
@@ -170,8 +183,11 @@ export class LifecycleService {
         }
     }
 
-    /** The identity provider for the run, and the site with its forward-auth check when the app goes behind it. */
-    async #accessFor(app: AppRecord, kind: AppRunKind): Promise<{ access?: RunAccess; site: string }> {
+    /**
+     * The identity provider for the run, and the site with its forward-auth check (and what the app's sign-in method
+     * adds to it) when the app goes behind it.
+     */
+    async #accessFor(app: AppRecord, kind: AppRunKind): Promise<Pick<AppRunData, 'access' | 'signIn'> & { site: string }> {
         const access = await appAccess(this.#server).forRun(app);
         const behind = kind !== 'nginx' || (await appAccess(this.#server).isBehindProvider(app.name));
         if (!access || !behind) {
@@ -179,16 +195,93 @@ export class LifecycleService {
         }
 
         const places = sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain });
-        const site = forField('nginx', () => protectSite(app.draft.nginx, access.connection.outpostUrl, places));
-        return { access: { ...access, openLocations: site.unprotected }, site: site.text };
+        const signIn = await this.#signInFor(app);
+        const method = signIn ? await loadMethod(signIn.method) : undefined;
+        const addMethod = (spec: SiteSpec) => (method?.site && signIn ? method.site(spec, signIn.settings) : spec);
+        const site = forField('nginx', () => protectSite(app.draft.nginx, access.connection.outpostUrl, places, addMethod));
+        return { access: { ...access, openLocations: site.unprotected }, ...(signIn ? { signIn } : {}), site: site.text };
     }
 
-    async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser): Promise<number> {
+    /** The app's sign-in method with what it needs, the shared password opened: for the run only. */
+    async #signInFor(app: AppRecord): Promise<AppRunData['signIn']> {
+        const method = app.draft.account ?? '';
+        if (method === '' || method === 'recipe' || !(await loadMethod(method))) {
+            return undefined;
+        }
+
+        const sharedPassword = await apps(this.#server).sharedPasswordOf(app.name);
+        const settings: MethodSettings = {
+            app: app.name,
+            domain: app.domain,
+            origin: siteAddress({ host: this.#server.app.config.host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
+            ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
+            ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
+            ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),
+            ...(sharedPassword ? { sharedPassword } : {}),
+        };
+        return { method, settings };
+    }
+
+    /** Sets the app's sign-in method and applies it in a run that rewrites, restarts and checks, rolled back on failure. */
+    async changeSignIn(name: string, actor: DeployUser, change: SignInChange): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        await this.#refuseWhileRunning(app.name);
+        const account = change.account ?? '';
+        if (account === '' || account === 'recipe') {
+            throw new ValidationError(`account: no tested recipe applies to ${app.image ?? app.name} yet; choose a method`);
+        }
+
+        const method = await loadMethod(account);
+        if (!method) {
+            throw new ValidationError(`account: the ${account} method is not available yet; available: ${methodNames().join(', ')}`);
+        }
+
+        if (!(await idpConnection(this.#server).active())) {
+            throw new ValidationError('connect an identity provider first (/api/admin/idp): every method works behind its forward auth');
+        }
+
+        const { account: _account, sharedPassword, ...fields } = change;
+        const known = {
+            adminUser: fields.adminUser ?? app.draft.adminUser,
+            samlAcs: fields.samlAcs ?? app.draft.samlAcs,
+            sharedUser: fields.sharedUser ?? app.draft.sharedUser,
+            sharedPassword: sharedPassword ?? (await apps(this.#server).sharedPasswordOf(app.name)),
+        };
+        const missing = method.needs.filter((need) => !known[need]);
+        if (missing.length > 0) {
+            throw new ValidationError(`${missing.join(', ')}: the ${account} method needs ${missing.length > 1 ? 'them' : 'it'}`);
+        }
+
+        await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), false);
+        const previousPassword = await apps(this.#server).sharedPasswordOf(app.name);
+        const previous = {
+            account: app.draft.account ?? '',
+            adminUser: app.draft.adminUser ?? '',
+            samlAcs: app.draft.samlAcs ?? '',
+            sharedUser: app.draft.sharedUser ?? '',
+            sharedPassword: previousPassword ?? '',
+        };
+        const saved = await apps(this.#server).saveDraft(app.name, {
+            account: account as AccountMethod,
+            ...fields,
+            ...(sharedPassword !== undefined ? { sharedPassword } : {}),
+        });
+        // The run's rollback puts the site back; the draft goes back with it.
+        return await this.#startWithFiles(saved, 'sso', actor, async () => {
+            await apps(this.#server).saveDraft(app.name, previous);
+        });
+    }
+
+    async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser, undo?: () => Promise<void>): Promise<number> {
         const values = await apps(this.#server).secretsOf(app.name);
-        const { access, site } = await this.#accessFor(app, kind);
+        const { site, ...provider } = await this.#accessFor(app, kind);
         const files = { compose: app.draft.compose, secrets: renderSecretsFile(values), site };
         const previousState = app.state;
-        return await this.#start(app, kind, actor, { files, values, ...(access ? { access } : {}) }, async (state) => {
+        return await this.#start(app, kind, actor, { files, values, ...provider }, async (state) => {
+            if (state !== 'succeeded' && undo) {
+                await undo();
+            }
+
             if (kind === 'nginx') {
                 return;
             }

@@ -111,10 +111,15 @@ export function checkSiteText(text: string, places?: SitePlaces): Finding[] {
 
 /**
  * The site with the identity provider's forward-auth check in front of every location it models: the outpost
- * locations, the sign-in redirect and the auth check. Hand-written locations kept as extra text are not
+ * locations, the sign-in redirect and the auth check; `then` adds what the app's sign-in method needs. Hand-written locations kept as extra text are not
  * changed; they are named, so the run can warn that they stay open.
  */
-export function protectSite(text: string, outpostUrl: string, places?: SitePlaces): { text: string; unprotected: string[] } {
+export function protectSite(
+    text: string,
+    outpostUrl: string,
+    places?: SitePlaces,
+    then: (spec: SiteSpec) => SiteSpec = (spec) => spec,
+): { text: string; unprotected: string[] } {
     const { spec } = parseSite(text, places);
     const protectedSpec: SiteSpec = {
         ...spec,
@@ -122,7 +127,7 @@ export function protectSite(text: string, outpostUrl: string, places?: SitePlace
         locations: spec.locations.map((location) => ({ ...location, auth: true })),
     };
     const unprotected = [...(spec.extra ?? '').matchAll(/^\s*location\s+([^{\s]+[^{]*?)\s*\{/gm)].map((match) => match[1] ?? '');
-    return { text: renderSite(protectedSpec), unprotected };
+    return { text: renderSite(then(protectedSpec)), unprotected };
 }
 
 export function siteHasTls(site: string): boolean {

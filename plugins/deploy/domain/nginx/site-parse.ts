@@ -69,6 +69,7 @@ function singleArgument(directives: ConfDirective[], name: string): string | und
 class LocationReader {
     readonly headers: Record<string, string> = {};
     readonly forwarded: string[] = [];
+    readonly identityHeaders: Record<string, string> = {};
     readonly #authVariables = new Map<string, string>();
     proxyPass: string | undefined;
     websocket = false;
@@ -134,9 +135,16 @@ class LocationReader {
             return true;
         }
 
-        if (this.#authVariables.get(value) === forwardedVariable(name).upstream) {
+        const upstream = this.#authVariables.get(value);
+        if (upstream !== undefined && upstream === forwardedVariable(name).upstream) {
             this.forwarded.push(name);
             return true;
+        }
+
+        const answer = upstream === undefined ? undefined : outpostHeaderOf(upstream);
+        if (answer !== undefined) {
+            this.identityHeaders[name] = answer;
+            return passes(checkHeaderName, name);
         }
 
         this.headers[name] = value;
@@ -200,7 +208,22 @@ class ExtraCollector {
     }
 }
 
-function readForwardAuth(server: ConfDirective, guardedHeaders: string[] | undefined): ForwardAuthSpec | null {
+/** The outpost header an `$upstream_http_*` variable reads, named as the model names it. */
+function outpostHeaderOf(upstream: string): string | undefined {
+    const known = [...DEFAULT_FORWARDED_HEADERS, ...IDENTITY_HEADERS].find((header) => forwardedVariable(header).upstream === upstream);
+    if (known) {
+        return known;
+    }
+
+    const match = /^\$upstream_http_([a-z0-9_]+)$/.exec(upstream);
+    return match?.[1] ? match[1].replace(/_/g, '-') : undefined;
+}
+
+function readForwardAuth(
+    server: ConfDirective,
+    guardedHeaders: string[] | undefined,
+    identityHeaders: Record<string, string> = {},
+): ForwardAuthSpec | null {
     const outpost = locationWithPath(server, OUTPOST_PATH);
     const proxyPass = outpost ? singleArgument(body(outpost), 'proxy_pass') : undefined;
     if (!proxyPass) {
@@ -213,6 +236,7 @@ function readForwardAuth(server: ConfDirective, guardedHeaders: string[] | undef
         outpostUrl: proxyPass.endsWith(OUTPOST_PATH) ? proxyPass.slice(0, -OUTPOST_PATH.length) : proxyPass,
         signInPath: target?.split('?rd=')[0] ?? '/outpost.goauthentik.io/start',
         headers: guardedHeaders ?? [...DEFAULT_FORWARDED_HEADERS],
+        ...(Object.keys(identityHeaders).length > 0 ? { identityHeaders } : {}),
     };
 }
 
@@ -245,6 +269,7 @@ const SERVER_DIRECTIVES = new Set([
 function readLocations(server: ConfDirective, headers: Record<string, string>, extra: ExtraCollector) {
     const locations: LocationSpec[] = [];
     let forwarded: string[] | undefined;
+    let identityHeaders: Record<string, string> | undefined;
     for (const directive of directivesNamed(body(server), 'location')) {
         if (directive.args.some((argument) => MODEL_LOCATIONS.has(argument.value))) {
             continue;
@@ -255,12 +280,13 @@ function readLocations(server: ConfDirective, headers: Record<string, string>, e
         if (location) {
             locations.push(location);
             forwarded ??= reader.auth ? reader.forwarded : undefined;
+            identityHeaders ??= reader.auth ? reader.identityHeaders : undefined;
         } else {
             extra.add(directive);
         }
     }
 
-    return { locations, forwarded };
+    return { locations, forwarded, identityHeaders };
 }
 
 function collectUnknown(server: ConfDirective, forwardAuth: boolean, extra: ExtraCollector): void {
@@ -306,8 +332,8 @@ function readSpec(text: string, tree: ReturnType<typeof readConf>): SiteSpec {
     const extra = new ExtraCollector(text);
     extra.markedSection(main, tree.comments);
     const headers = readServerHeaders(main, extra);
-    const { locations, forwarded } = readLocations(main, headers, extra);
-    const forwardAuth = readForwardAuth(main, forwarded);
+    const { locations, forwarded, identityHeaders } = readLocations(main, headers, extra);
+    const forwardAuth = readForwardAuth(main, forwarded, identityHeaders);
     collectUnknown(main, forwardAuth !== null, extra);
     const secure = isSslServer(main);
     const acme = locationWithPath(plain ?? main, ACME_PATH) ?? locationWithPath(main, ACME_PATH);

@@ -62,6 +62,9 @@ function normalizeForwardAuth(forwardAuth: ForwardAuthSpec): ForwardAuthSpec {
         outpostUrl: forwardAuth.outpostUrl,
         signInPath: forwardAuth.signInPath ?? DEFAULT_SIGN_IN_PATH,
         headers: [...(forwardAuth.headers ?? DEFAULT_FORWARDED_HEADERS)],
+        ...(forwardAuth.identityHeaders && Object.keys(forwardAuth.identityHeaders).length > 0
+            ? { identityHeaders: { ...forwardAuth.identityHeaders } }
+            : {}),
     };
 }
 
@@ -173,7 +176,20 @@ function writeAuthCheck(writer: Writer, spec: SiteSpec, location: LocationSpec, 
         writer.line(`auth_request_set ${variable} ${upstream};`).line(`proxy_set_header ${header} ${variable};`);
     }
 
-    const setHere = new Set([...forwarded, ...Object.keys(location.headers ?? {})].map((header) => header.toLowerCase()));
+    const identity = Object.entries(forwardAuth.identityHeaders ?? {});
+    for (const [header, answer] of identity) {
+        // The answer's variable is set above when the outpost header is forwarded; otherwise here.
+        const { variable, upstream } = forwardedVariable(answer);
+        if (!forwarded.some((name) => name.toLowerCase() === answer.toLowerCase())) {
+            writer.line(`auth_request_set ${variable} ${upstream};`);
+        }
+
+        writer.line(`proxy_set_header ${header} ${variable};`);
+    }
+
+    const setHere = new Set(
+        [...forwarded, ...identity.map(([header]) => header), ...Object.keys(location.headers ?? {})].map((header) => header.toLowerCase()),
+    );
     for (const header of IDENTITY_HEADERS.filter((name) => !setHere.has(name.toLowerCase()))) {
         writer.line(`proxy_set_header ${header} ${quote('')};`);
     }

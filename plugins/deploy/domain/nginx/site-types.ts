@@ -7,6 +7,8 @@ export interface ForwardAuthSpec {
     signInPath?: string;
     /** Outpost response headers passed on to the app; default the X-authentik-* identity headers. */
     headers?: string[];
+    /** Request headers to the app carrying an outpost answer under another name: `{'Remote-User': 'X-authentik-username'}`. */
+    identityHeaders?: Record<string, string>;
 }
 
 export interface SiteSpec {

@@ -1,6 +1,7 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { appAccess } from '../../domain/access/access-service.ts';
+import { describeIdentity } from '../../domain/access/identity.ts';
 import { audit } from '../../domain/accounts/audit-service.ts';
 import { filesOnDisk } from '../../domain/apps/app-files.ts';
 import { apps, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
@@ -43,7 +44,13 @@ export const listApps: Lifecycle.Method = async (request) => {
 export const getApp: Lifecycle.Method = async (request) => {
     const service = apps(request.server);
     const app = await service.require(appName(request));
-    return { app: { ...(await service.toApi(app, mayReadSecrets(request))), access: await appAccess(request.server).describe(app) } };
+    return {
+        app: {
+            ...(await service.toApi(app, mayReadSecrets(request))),
+            identity: await describeIdentity(request.server, app),
+            access: await appAccess(request.server).describe(app),
+        },
+    };
 };
 
 export const saveDraft: Lifecycle.Method = async (request) => {

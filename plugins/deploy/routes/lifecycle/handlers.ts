@@ -2,7 +2,13 @@ import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 
 import type { AppAction } from '../../domain/engine/run-context.ts';
 import { requireDeployCredentials } from '../../security.ts';
-import { type ComposeUpdate, type DeleteRequest, type SiteUpdate, lifecycle } from '../../domain/lifecycle/lifecycle-service.ts';
+import {
+    type ComposeUpdate,
+    type DeleteRequest,
+    type SignInChange,
+    type SiteUpdate,
+    lifecycle,
+} from '../../domain/lifecycle/lifecycle-service.ts';
 
 function nameOf(request: Request): string {
     return String((request.params as { name: string }).name);
@@ -17,6 +23,12 @@ export const deployApp: Lifecycle.Method = async (request, h) => {
     const { acceptRisks } = request.payload as { acceptRisks?: boolean };
     return await accepted(h, lifecycle(request.server).deploy(nameOf(request), requireDeployCredentials(request).user, acceptRisks));
 };
+
+export const changeSignIn: Lifecycle.Method = async (request, h) =>
+    await accepted(
+        h,
+        lifecycle(request.server).changeSignIn(nameOf(request), requireDeployCredentials(request).user, request.payload as SignInChange),
+    );
 
 export const actOnApp: Lifecycle.Method = async (request, h) => {
     const { action } = request.payload as { action: AppAction };

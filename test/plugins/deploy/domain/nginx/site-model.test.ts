@@ -68,6 +68,15 @@ const MODELS: Record<string, SiteSpec> = {
         },
         extra: 'proxy_read_timeout 300s;\n\n# long polling\nlocation = /healthz {\n    return 204;\n}',
     },
+    'identity headers from the outpost under the names the app trusts': {
+        serverNames: ['wiki.example.com'],
+        http: { port: 80 },
+        locations: [{ path: '/', proxyPass: 'http://127.0.0.1:3000', auth: true }],
+        forwardAuth: {
+            outpostUrl: 'http://127.0.0.1:9000',
+            identityHeaders: { 'Remote-User': 'X-authentik-username', 'Remote-Email': 'X-authentik-email', 'X-idp-uid': 'X-authentik-uid' },
+        },
+    },
 };
 
 function refusal(spec: SiteSpec): string {

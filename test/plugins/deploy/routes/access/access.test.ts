@@ -8,8 +8,8 @@ import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../suppor
 import { launchChromium } from '../../../../support/chromium.ts';
 import { buildTestImage, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
-import { readEvents, type SseMessage } from '../../../../support/sse.ts';
-import { Visitor, type VisitorResponse } from '../../../../support/visitor.ts';
+import { runToEnd } from '../../../../support/sse.ts';
+import { lastHop as last, signInThroughProvider, Visitor } from '../../../../support/visitor.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -29,25 +29,6 @@ const WHO_SCRIPT = [
     '',
 ].join('\n');
 
-interface RunLine {
-    step: string;
-    level: string;
-    text: string;
-}
-
-function linesOf(messages: SseMessage[]): RunLine[] {
-    return messages.filter((message) => message.event === 'event').map((message) => JSON.parse(message.data) as RunLine);
-}
-
-function endState(messages: SseMessage[]): string {
-    const end = messages.find((message) => message.event === 'end');
-    return end ? (JSON.parse(end.data) as { state: string }).state : 'no end';
-}
-
-function last(hops: VisitorResponse[]): VisitorResponse {
-    return hops[hops.length - 1] as VisitorResponse;
-}
-
 describe('deploy manager: authentik in front of every app, for real through nginx', { timeout: 600_000 }, () => {
     let services: RunningServices;
     let authentik: AuthentikStandIn;
@@ -60,12 +41,8 @@ describe('deploy manager: authentik in front of every app, for real through ngin
 
     const appUrl = (name: string, path = '/') => `https://${name}.${BASE_DOMAIN}:${httpsPort}${path}`;
 
-    const run = async (method: 'post' | 'delete', path: string, payload: unknown) => {
-        const response = await admin[method](path, payload);
-        expect(response.status, response.text).to.equal(202);
-        const messages = await readEvents(admin, `/api/runs/${(response.body as { runId: number }).runId}/events`);
-        return { state: endState(messages), lines: linesOf(messages) };
-    };
+    const run = async (method: 'post' | 'delete', path: string, payload: unknown) =>
+        await runToEnd(admin, await admin[method](path, payload));
 
     const createApp = async (name: string, upstreamPortShift = 0) => {
         const created = await admin.post('/api/apps', { name, image: image.replace(/:1$/, ''), tag: '1' });
@@ -76,16 +53,7 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         expect(saved.status, saved.text).to.equal(200);
     };
 
-    /** Follows the app's redirects to the provider's login page, signs in there, and follows back. */
-    const signIn = async (visitor: Visitor, url: string, username: string, password: string): Promise<VisitorResponse[]> => {
-        const toLogin = await visitor.follow(url);
-        const loginPage = last(toLogin);
-        expect(loginPage.status, loginPage.body).to.equal(200);
-        expect(loginPage.body).to.contain('<form');
-        const posted = await visitor.request('POST', loginPage.url, { uid_field: username, password });
-        expect(posted.status, posted.body).to.equal(302);
-        return [...toLogin, posted, ...(await visitor.follow(posted.location as string))];
-    };
+    const signIn = signInThroughProvider;
 
     const outpostProviders = () =>
         authentik.state.outposts.find((outpost) => outpost.managed === 'goauthentik.io/outposts/embedded')?.providers ?? [];
@@ -95,7 +63,7 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         return authentik.state.bindings.filter((binding) => binding.target === application?.pk).map((binding) => binding.group);
     };
 
-    before(async () => {
+    before({ timeout: 600_000 }, async () => {
         services = await startServices();
         httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
         image = buildTestImage(

@@ -165,7 +165,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             '',
         ].join('\n');
 
-    before(async () => {
+    before({ timeout: 600_000 }, async () => {
         services = await startServices();
         registry = services.exports.REGISTRY_URL;
         httpsPort = Number(services.exports.NGINX_HTTPS_PORT);

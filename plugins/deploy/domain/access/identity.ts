@@ -1,0 +1,61 @@
+/**
+ * How a visitor is known inside an app (`identity`): the method chosen, the methods to choose from, the values a
+ * person needs for a method done by hand (never a secret), and the last "Checking the sign-in".
+ */
+import type { Server } from '@hapi/hapi';
+
+import { toRfc3339 } from '../../../../lib/database.ts';
+import type { MethodSettings } from '../../../sso/method-types.ts';
+import { loadMethod, methodNames } from '../../../sso/methods.ts';
+import type { AppRecord } from '../apps/app-service.ts';
+import { METHOD_STEP, SIGN_IN_STEP } from '../engine/access-steps.ts';
+import { siteHasTls } from '../nginx/site-model.ts';
+import { siteAddress } from './sign-in-check.ts';
+
+async function options() {
+    const names = methodNames();
+    const methods = await Promise.all(names.map((name) => loadMethod(name)));
+    return names.map((name, index) => ({
+        method: name,
+        title: methods[index]?.title ?? name,
+        singleSignOn: methods[index]?.singleSignOn ?? false,
+        needs: methods[index]?.needs ?? [],
+        // The evidence about the image (recipes, curated lists, the image's own documentation) is not gathered yet.
+        evidence: [],
+    }));
+}
+
+/** The last sign-in check of the app's runs: the method's own when it has one, else forward auth's. */
+async function lastCheck(server: Server, app: string) {
+    const row = await server.app
+        .knex('dp_run_events')
+        .join('dp_runs', 'dp_runs.id', 'dp_run_events.run_id')
+        .where('dp_runs.app_name', app)
+        .whereIn('dp_run_events.step', [SIGN_IN_STEP, METHOD_STEP])
+        .orderBy([
+            { column: 'dp_run_events.run_id', order: 'desc' },
+            { column: 'dp_run_events.seq', order: 'desc' },
+        ])
+        .first('dp_run_events.level', 'dp_run_events.text', 'dp_run_events.at');
+    return row ? { ok: row.level === 'info', text: String(row.text), at: toRfc3339(Number(row.at)) } : null;
+}
+
+export async function describeIdentity(server: Server, app: AppRecord) {
+    const account = app.draft.account ?? '';
+    const method = account === '' ? undefined : await loadMethod(account);
+    const settings: MethodSettings = {
+        app: app.name,
+        domain: app.domain,
+        origin: siteAddress({ host: server.app.config.host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
+        ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
+        ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
+        ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),
+    };
+    return {
+        account,
+        adminUser: app.draft.adminUser ?? null,
+        options: await options(),
+        values: method ? method.values(settings) : {},
+        check: await lastCheck(server, app.name),
+    };
+}

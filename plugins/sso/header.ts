@@ -1,0 +1,46 @@
+/**
+ * Username from the proxy: nginx passes the provider's answer to the app as Remote-User, Remote-Email, Remote-Name
+ * and X-idp-username, X-idp-email, X-idp-name. Anything a visitor sends under those names is replaced, and the app
+ * must trust them only from its network's gateway, the address nginx's requests come from.
+ */
+import { readSite } from '../deploy/domain/nginx/site-model.ts';
+import type { SiteSpec } from '../deploy/domain/nginx/site-types.ts';
+import type { SignInMethod } from './method-types.ts';
+
+export const HEADER_MAP: Record<string, string> = {
+    'Remote-User': 'X-authentik-username',
+    'Remote-Email': 'X-authentik-email',
+    'Remote-Name': 'X-authentik-name',
+    'X-idp-username': 'X-authentik-username',
+    'X-idp-email': 'X-authentik-email',
+    'X-idp-name': 'X-authentik-name',
+};
+
+function withHeaders(spec: SiteSpec): SiteSpec {
+    if (!spec.forwardAuth) {
+        return spec;
+    }
+
+    return { ...spec, forwardAuth: { ...spec.forwardAuth, identityHeaders: { ...spec.forwardAuth.identityHeaders, ...HEADER_MAP } } };
+}
+
+const header: SignInMethod = {
+    title: 'Username from the proxy',
+    singleSignOn: true,
+    needs: [],
+    site: withHeaders,
+    values: () => ({ headers: Object.keys(HEADER_MAP).join(', '), trustedAddress: "the app network's gateway ({{GATEWAY}})" }),
+    check: async ({ site }) => {
+        const passed = readSite(site).spec.forwardAuth?.identityHeaders ?? {};
+        const missing = Object.entries(HEADER_MAP).filter(([name, answer]) => passed[name] !== answer);
+        return missing.length === 0
+            ? { ok: true, text: `the site passes ${Object.keys(HEADER_MAP).join(', ')} from the provider's answer`, fix: null }
+            : {
+                  ok: false,
+                  text: `the site does not pass ${missing.map(([name]) => name).join(', ')} from the provider's answer`,
+                  fix: 'apply the method again (POST /api/apps/{name}/sso); a hand edit of the site may have removed them',
+              };
+    },
+};
+
+export default header;

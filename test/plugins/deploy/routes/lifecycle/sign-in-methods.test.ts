@@ -1,0 +1,237 @@
+import { execFileSync } from 'node:child_process';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import type { Browser } from '../../../../helpers/browser.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../support/authentik/index.ts';
+import { APACHE_SSO, debianImage } from '../../../../support/debian-images.ts';
+import { removeProjects } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { runToEnd } from '../../../../support/sse.ts';
+import { lastHop as last, signInThroughProvider, Visitor } from '../../../../support/visitor.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const BASE_DOMAIN = 'apps.test';
+const APP = 'portal';
+const SHARED_PASSWORD = 'shared-account-password-7';
+
+/** Apache takes the visitor's name from Remote-User, but only from the address nginx's requests arrive from. */
+const TRUSTED_HEADER_CONF = [
+    'RewriteEngine On',
+    'RewriteCond %{REMOTE_ADDR} ^(172|10|192\\.168)\\.',
+    'RewriteCond %{HTTP:Remote-User} ^(.+)$',
+    'RewriteRule ^ - [E=REMOTE_USER:%1]',
+    '',
+].join('\n');
+
+const BASIC_CONF = [
+    '<Location "/">',
+    '    AuthType Basic',
+    '    AuthName "portal"',
+    '    AuthUserFile /etc/apache2/portal.htpasswd',
+    '    Require valid-user',
+    '</Location>',
+    '',
+].join('\n');
+
+describe('deploy manager: how a visitor is known inside a real Apache app (header, basic, own)', { timeout: 900_000 }, () => {
+    let services: RunningServices;
+    let authentik: AuthentikStandIn;
+    let server: DeployTestServer;
+    let admin: Browser;
+    let httpsPort: number;
+    let appDir: string;
+
+    const url = (path = '/') => `https://${APP}.${BASE_DOMAIN}:${httpsPort}${path}`;
+
+    const startRun = async (method: 'post', path: string, payload: unknown) => await runToEnd(admin, await admin[method](path, payload));
+
+    /** Signs in at the provider through the app's redirects; answers the visitor, its session kept. */
+    const signedIn = async (username: string, password: string): Promise<Visitor> => {
+        const visitor = new Visitor(BASE_DOMAIN);
+        expect(last(await signInThroughProvider(visitor, url(), username, password)).status).to.be.below(500);
+        return visitor;
+    };
+
+    const whoami = async (visitor: Visitor, extra: Record<string, string> = {}) =>
+        (await visitor.request('GET', url('/cgi-bin/whoami'), undefined, extra)).body;
+
+    let image: string;
+    let port: number;
+
+    /** The app's compose file with Apache's configuration for one method mounted (another file: a new container). */
+    const composeWith = (conf: string) =>
+        [
+            'services:',
+            '  web:',
+            `    image: ${image}`,
+            '    restart: unless-stopped',
+            '    ports:',
+            `      - "127.0.0.1:${port}:80"`,
+            '    volumes:',
+            `      - ./${conf}:/etc/apache2/conf-enabled/zz-method.conf:ro`,
+            '      - ./portal.htpasswd:/etc/apache2/portal.htpasswd:ro',
+            '',
+        ].join('\n');
+
+    const useConf = async (conf: string) => {
+        const response = await admin.put(`/api/apps/${APP}/compose`, { mode: 'text', text: composeWith(conf), acceptRisks: true });
+        const updated = await runToEnd(admin, response);
+        expect(updated.state, updated.text).to.equal('succeeded');
+    };
+
+    // Building the Apache image from Debian's packages takes a minute or more when it is not cached yet.
+    before({ timeout: 900_000 }, async () => {
+        services = await startServices();
+        httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
+        image = debianImage(APACHE_SSO);
+        authentik = await startAuthentikStandIn();
+        const readers = authentik.addGroup('portal-users');
+        authentik.addUser({
+            username: 'reader',
+            password: 'reader-password',
+            email: 'reader@example.com',
+            name: 'Rea Der',
+            groups: ['portal-users'],
+        });
+        authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
+        const token = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
+        const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
+        server = await deployTestServer({ ...withoutAcme, BASE_DOMAIN, APPS_FIRST_HOST_PORT: String(await freePort()) });
+        admin = server.admin;
+        expect((await admin.put('/api/admin/idp', { url: authentik.url, token })).status).to.equal(200);
+
+        const [repository = '', tag = ''] = image.split(':');
+        const created = await admin.post('/api/apps', { name: APP, image: repository, tag });
+        expect(created.status, created.text).to.equal(201);
+        port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        appDir = Path.join(server.context.config.apps.appsDir, APP);
+        Fs.mkdirSync(appDir, { recursive: true });
+        Fs.writeFileSync(Path.join(appDir, 'header.conf'), TRUSTED_HEADER_CONF);
+        Fs.writeFileSync(Path.join(appDir, 'basic.conf'), BASIC_CONF);
+        const htpasswd = execFileSync('htpasswd', ['-nbB', 'shared', SHARED_PASSWORD], { encoding: 'utf8' });
+        Fs.writeFileSync(Path.join(appDir, 'portal.htpasswd'), htpasswd);
+        const compose = composeWith('header.conf');
+        expect((await admin.put(`/api/apps/${APP}/draft`, { compose })).status).to.equal(200);
+        expect((await admin.put(`/api/apps/${APP}/access`, { groups: [{ pk: readers, name: 'portal-users' }] })).status).to.equal(200);
+        const deployed = await startRun('post', `/api/apps/${APP}/deploy`, { acceptRisks: true });
+        expect(deployed.state, deployed.text).to.equal('succeeded');
+    });
+
+    after(async () => {
+        await removeProjects([APP]);
+        await server?.context.cleanup();
+        await authentik?.close();
+        services?.stop();
+    });
+
+    it('lists the methods on the app, and refuses a method without what it needs or one not built yet', async () => {
+        const shown = (await admin.get(`/api/apps/${APP}`)).body as {
+            app: {
+                identity: { account: string; options: Array<{ method: string; needs: string[] }>; values: object; check: { ok: boolean } };
+            };
+        };
+        expect(shown.app.identity.options.map((option) => option.method)).to.include(['basic', 'header', 'own']);
+        expect(shown.app.identity.options.find((option) => option.method === 'basic')?.needs).to.equal(['sharedUser', 'sharedPassword']);
+        expect(shown.app.identity.check?.ok).to.be.true();
+
+        const missing = await admin.post(`/api/apps/${APP}/sso`, { account: 'basic', sharedUser: 'shared' });
+        expect(missing.status).to.equal(422);
+        expect(missing.text).to.contain('sharedPassword');
+        const recipe = await admin.post(`/api/apps/${APP}/sso`, {});
+        expect(recipe.status).to.equal(422);
+        expect((await admin.post(`/api/apps/${APP}/sso`, { account: 'magic' })).status).to.equal(422);
+        const viewer = await server.signInAs('viewer');
+        expect((await viewer.post(`/api/apps/${APP}/sso`, { account: 'own' })).status).to.equal(403);
+    });
+
+    it('header: the app knows the signed-in visitor from Remote-User and X-idp-*, and a forged header does not get through', async () => {
+        const changed = await startRun('post', `/api/apps/${APP}/sso`, { account: 'header' });
+        expect(changed.state, changed.text).to.equal('succeeded');
+        const check = changed.lines.find((line) => line.step === 'sign-in-method');
+        expect(check?.level).to.equal('info');
+        expect(check?.text).to.contain('Remote-User');
+
+        const reader = await signedIn('reader', 'reader-password');
+        const who = await whoami(reader, { 'Remote-User': 'forged', 'X-idp-username': 'forged' });
+        expect(who).to.contain('REMOTE_USER=reader');
+        expect(who).to.contain('HTTP_X_IDP_USERNAME=reader');
+        expect(who).to.contain('HTTP_REMOTE_EMAIL=reader@example.com');
+        expect(who).to.contain('HTTP_X_IDP_NAME=Rea Der');
+        expect(who).to.not.contain('forged');
+
+        const shown = (await admin.get(`/api/apps/${APP}`)).body as {
+            app: { identity: { account: string; values: Record<string, string> } };
+        };
+        expect(shown.app.identity.account).to.equal('header');
+        expect(shown.app.identity.values.headers).to.equal(
+            'Remote-User, Remote-Email, Remote-Name, X-idp-username, X-idp-email, X-idp-name',
+        );
+    });
+
+    it('basic: the shared account is sent to the app on every request, and its password is never shown', async () => {
+        await useConf('basic.conf');
+        const changed = await startRun('post', `/api/apps/${APP}/sso`, {
+            account: 'basic',
+            sharedUser: 'shared',
+            sharedPassword: SHARED_PASSWORD,
+        });
+        expect(changed.state, changed.text).to.equal('succeeded');
+        expect(changed.lines.find((line) => line.step === 'sign-in-method')?.text).to.contain('accepts the shared account shared');
+        expect(changed.text).to.not.contain(SHARED_PASSWORD);
+
+        const who = await whoami(await signedIn('reader', 'reader-password'));
+        expect(who).to.contain('REMOTE_USER=shared');
+        expect(who).to.contain('AUTH_TYPE=Basic');
+
+        const site = Fs.statSync(Path.join(server.context.config.apps.nginxSitesDir, `${APP}.conf`));
+        expect(site.mode & 0o777).to.equal(0o600);
+        const encoded = Buffer.from(`shared:${SHARED_PASSWORD}`).toString('base64');
+        for (const path of [`/api/apps/${APP}`, `/api/apps/${APP}/files`, `/api/apps/${APP}/runs`]) {
+            const response = await admin.get(path);
+            expect(response.status).to.equal(200);
+            expect(response.text).to.not.contain(SHARED_PASSWORD);
+            expect(response.text).to.not.contain(encoded);
+        }
+
+        const shown = (await admin.get(`/api/apps/${APP}`)).body as { app: { identity: { values: Record<string, string> } } };
+        expect(shown.app.identity.values).to.equal({ sharedUser: 'shared' });
+    });
+
+    it('a method whose check fails is rolled back: the site and the draft keep the method that worked', async () => {
+        const failed = await startRun('post', `/api/apps/${APP}/sso`, {
+            account: 'basic',
+            sharedUser: 'shared',
+            sharedPassword: 'wrong-password',
+        });
+        expect(failed.state, failed.text).to.equal('rolled back');
+        expect(failed.text).to.contain('did not accept the shared account shared');
+        expect(failed.text).to.not.contain('wrong-password');
+
+        const who = await whoami(await signedIn('reader', 'reader-password'));
+        expect(who).to.contain('REMOTE_USER=shared');
+        const draft = (await admin.get(`/api/apps/${APP}`)).body as { app: { draft: { account: string; sharedUser: string } } };
+        expect(draft.app.draft.account).to.equal('basic');
+        // The password that works is still the one kept: the next run uses it.
+        const again = await startRun('post', `/api/apps/${APP}/sso`, { account: 'basic' });
+        expect(again.state, again.text).to.equal('succeeded');
+    });
+
+    it("own: the app's own login after the provider's; no identity is passed", async () => {
+        await useConf('header.conf');
+        const changed = await startRun('post', `/api/apps/${APP}/sso`, { account: 'own' });
+        expect(changed.state, changed.text).to.equal('succeeded');
+        const who = await whoami(await signedIn('reader', 'reader-password'), { 'Remote-User': 'forged' });
+        expect(who).to.contain('REMOTE_USER=\n');
+        expect(who).to.not.contain('forged');
+        expect(authentik.violations).to.equal([]);
+    });
+});
