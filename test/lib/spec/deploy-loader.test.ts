@@ -60,6 +60,7 @@ const ROLES_OF_ROUTES = {
         'compose.renderComposeSpec',
         'compose.validateComposeFile',
         'lifecycle.actOnApp',
+        'lifecycle.changeSignIn',
         'lifecycle.deployApp',
         'lifecycle.updateCompose',
         'lifecycle.updateNginx',
