@@ -6,11 +6,10 @@
  * gets none (the web UI selects them all, the API does not), so it refuses every authorization until some are set.
  * openid-endpoints.ts serves the OpenID side.
  */
-import type { ApiContext, ApiOperations } from './api.ts';
-import { ApiError, fieldError, notFound, unknownPk } from './errors.ts';
+import type { ApiOperations } from './api.ts';
+import { ApiError, fieldError, unknownPk } from './errors.ts';
 import type { Json } from './http.ts';
-import { paginated, searched } from './pagination.ts';
-import { applicationOf, checkFlows, checkUniqueName, deleteProvider, findProvider, showProvider } from './providers.ts';
+import { applicationOf, checkFlows, checkUniqueName, findProvider, providerOfKind, providerOperations, showProvider } from './providers.ts';
 import { findScopeMapping } from './scope-mappings.ts';
 import { type ApplicationRecord, generateId, type OAuth2ProviderRecord, type RedirectUri, type Store } from './store.ts';
 
@@ -231,18 +230,9 @@ function create(store: Store, body: Json): OAuth2ProviderRecord {
     return provider;
 }
 
-/** PUT and PATCH alike: DRF writes only the fields a request sends, and the schema required the rest for PUT. */
-function update(context: ApiContext): { status: number; body: Json } {
-    const provider = oauth2Provider(context);
-    checkRequest(context.store, context.body, provider);
-    Object.assign(provider, normalizedRedirects(context.body));
-    return { status: 200, body: showOAuth2Provider(context.store, provider) };
-}
-
-function oauth2Provider({ store, params }: ApiContext): OAuth2ProviderRecord {
-    const provider = findProvider(store, params.id);
-    if (provider?.kind !== 'oauth2') throw notFound();
-    return provider;
+function change(store: Store, provider: OAuth2ProviderRecord, body: Json): void {
+    checkRequest(store, body, provider);
+    Object.assign(provider, normalizedRedirects(body));
 }
 
 const SIMPLE_FILTERS = [
@@ -273,51 +263,18 @@ function filtered(store: Store, query: Record<string, unknown>): OAuth2ProviderR
 }
 
 export const oauth2ProviderOperations: ApiOperations = {
-    providers_oauth2_list: {
-        access: 'objects',
-        run({ store, query }) {
-            const providers = searched(filtered(store, query), query.search, (provider) => [provider.name]);
-            return {
-                status: 200,
-                body: paginated(
-                    providers.map((provider) => showOAuth2Provider(store, provider)),
-                    query,
-                    'name',
-                ),
-            };
-        },
-    },
-
-    providers_oauth2_create: {
-        access: 'objects',
-        run({ store, body }) {
-            return { status: 201, body: showOAuth2Provider(store, create(store, body)) };
-        },
-    },
-
-    providers_oauth2_retrieve: {
-        access: 'objects',
-        run(context) {
-            return { status: 200, body: showOAuth2Provider(context.store, oauth2Provider(context)) };
-        },
-    },
-
-    providers_oauth2_update: { access: 'objects', run: update },
-
-    providers_oauth2_partial_update: { access: 'objects', run: update },
-
-    providers_oauth2_destroy: {
-        access: 'objects',
-        run(context) {
-            deleteProvider(context.store, oauth2Provider(context));
-            return { status: 204 };
-        },
-    },
+    ...providerOperations<OAuth2ProviderRecord>('providers_oauth2', {
+        kind: 'oauth2',
+        filtered,
+        show: showOAuth2Provider,
+        create,
+        change,
+    }),
 
     providers_oauth2_setup_urls_retrieve: {
         access: 'objects',
         run(context) {
-            const provider = oauth2Provider(context);
+            const provider = providerOfKind<OAuth2ProviderRecord>('oauth2', context);
             const application = applicationOf(context.store, provider);
             // The schema declares this 404 without a body.
             return application ? { status: 200, body: setupUrls(context.store, provider, application) } : { status: 404 };

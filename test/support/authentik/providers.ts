@@ -3,9 +3,11 @@
  * refer to, unique names across kinds, and what deleting one does. A kind of provider (proxy-providers.ts,
  * oauth2-providers.ts; SAML later) adds its own fields, rules and operations, and an entry in PROVIDER_KINDS.
  */
-import { notUnique, unknownPk } from './errors.ts';
+import type { ApiContext, ApiOperations } from './api.ts';
+import { notFound, notUnique, unknownPk } from './errors.ts';
 import { findFlow } from './flows.ts';
 import type { Json } from './http.ts';
+import { paginated, searched } from './pagination.ts';
 import type { ApplicationRecord, OAuth2ProviderRecord, ProviderRecord, Store } from './store.ts';
 
 export interface ProviderKind {
@@ -110,4 +112,59 @@ export function deleteProvider(store: Store, provider: ProviderRecord): void {
         if (application.provider === provider.pk) application.provider = null;
         application.backchannel_providers = application.backchannel_providers.filter((pk) => pk !== provider.pk);
     }
+}
+
+/** One kind of provider as its operations need it: its records listed, shown, made and changed. */
+export interface ProviderFamily<R extends ProviderRecord> {
+    kind: R['kind'];
+    /** The records the list's filters keep (search and paging come after). */
+    filtered(store: Store, query: Record<string, unknown>): R[];
+    show(store: Store, provider: R): Json;
+    create(store: Store, body: Json): R;
+    /** Checks and applies a PUT or PATCH body: DRF writes only the fields a request sends. */
+    change(store: Store, provider: R, body: Json): void;
+}
+
+/** The provider of the path's `id`, of the family's kind; any other is a 404, as authentik's per-kind views answer. */
+export function providerOfKind<R extends ProviderRecord>(kind: R['kind'], { store, params }: ApiContext): R {
+    const provider = findProvider(store, params.id);
+    if (provider?.kind !== kind) throw notFound();
+    return provider as R;
+}
+
+/** `<prefix>_list`, `_create`, `_retrieve`, `_update`, `_partial_update` and `_destroy` of one kind of provider. */
+export function providerOperations<R extends ProviderRecord>(prefix: string, family: ProviderFamily<R>): ApiOperations {
+    const one = (context: ApiContext) => providerOfKind<R>(family.kind, context);
+    const update = (context: ApiContext) => {
+        const provider = one(context);
+        family.change(context.store, provider, context.body);
+        return { status: 200, body: family.show(context.store, provider) };
+    };
+    return {
+        [`${prefix}_list`]: {
+            access: 'objects',
+            run({ store, query }) {
+                const providers = searched(family.filtered(store, query), query.search, (provider) => [provider.name]);
+                const shown = providers.map((provider) => family.show(store, provider));
+                return { status: 200, body: paginated(shown, query, 'name') };
+            },
+        },
+        [`${prefix}_create`]: {
+            access: 'objects',
+            run: ({ store, body }) => ({ status: 201, body: family.show(store, family.create(store, body)) }),
+        },
+        [`${prefix}_retrieve`]: {
+            access: 'objects',
+            run: (context) => ({ status: 200, body: family.show(context.store, one(context)) }),
+        },
+        [`${prefix}_update`]: { access: 'objects', run: update },
+        [`${prefix}_partial_update`]: { access: 'objects', run: update },
+        [`${prefix}_destroy`]: {
+            access: 'objects',
+            run(context) {
+                deleteProvider(context.store, one(context));
+                return { status: 204 };
+            },
+        },
+    };
 }

@@ -4,11 +4,9 @@
  * needs an internal host (reference §10); basic auth needs both attribute names. Every write re-applies
  * `set_oauth_defaults`: a confidential client with the managed scope mappings and the outpost callback URLs.
  */
-import type { ApiContext, ApiOperations } from './api.ts';
-import { fieldError, nonFieldError, notFound, unknownPk } from './errors.ts';
+import { fieldError, nonFieldError, unknownPk } from './errors.ts';
 import type { Json } from './http.ts';
-import { paginated, searched } from './pagination.ts';
-import { applicationOf, checkFlows, checkUniqueName, deleteProvider, findProvider, showProvider } from './providers.ts';
+import { applicationOf, checkFlows, checkUniqueName, findProvider, providerOperations, showProvider } from './providers.ts';
 import { findScopeMapping, proxyScopeMappingPks } from './scope-mappings.ts';
 import { generateId, type ProxyProviderRecord, type Store } from './store.ts';
 
@@ -102,19 +100,10 @@ function create(store: Store, body: Json): ProxyProviderRecord {
     return provider;
 }
 
-/** PUT and PATCH alike: DRF writes only the fields a request sends, and the schema required the rest for PUT. */
-function update(context: ApiContext): { status: number; body: Json } {
-    const provider = proxyProvider(context);
-    checkRequest(context.store, context.body, provider);
-    Object.assign(provider, context.body);
-    applyOauthDefaults(context.store, provider);
-    return { status: 200, body: showProxyProvider(context.store, provider) };
-}
-
-function proxyProvider({ store, params }: ApiContext): ProxyProviderRecord {
-    const provider = findProvider(store, params.id);
-    if (provider?.kind !== 'proxy') throw notFound();
-    return provider;
+function change(store: Store, provider: ProxyProviderRecord, body: Json): void {
+    checkRequest(store, body, provider);
+    Object.assign(provider, body);
+    applyOauthDefaults(store, provider);
 }
 
 /** `<field>__iexact` on one of the provider's own fields (not `certificate__name__iexact`). */
@@ -142,45 +131,10 @@ function filtered(store: Store, query: Record<string, unknown>): ProxyProviderRe
     });
 }
 
-export const proxyProviderOperations: ApiOperations = {
-    providers_proxy_list: {
-        access: 'objects',
-        run({ store, query }) {
-            const providers = searched(filtered(store, query), query.search, (provider) => [provider.name]);
-            return {
-                status: 200,
-                body: paginated(
-                    providers.map((provider) => showProxyProvider(store, provider)),
-                    query,
-                    'name',
-                ),
-            };
-        },
-    },
-
-    providers_proxy_create: {
-        access: 'objects',
-        run({ store, body }) {
-            return { status: 201, body: showProxyProvider(store, create(store, body)) };
-        },
-    },
-
-    providers_proxy_retrieve: {
-        access: 'objects',
-        run(context) {
-            return { status: 200, body: showProxyProvider(context.store, proxyProvider(context)) };
-        },
-    },
-
-    providers_proxy_update: { access: 'objects', run: update },
-
-    providers_proxy_partial_update: { access: 'objects', run: update },
-
-    providers_proxy_destroy: {
-        access: 'objects',
-        run(context) {
-            deleteProvider(context.store, proxyProvider(context));
-            return { status: 204 };
-        },
-    },
-};
+export const proxyProviderOperations = providerOperations<ProxyProviderRecord>('providers_proxy', {
+    kind: 'proxy',
+    filtered,
+    show: showProxyProvider,
+    create,
+    change,
+});
