@@ -56,6 +56,10 @@ export interface ActiveConnection {
     invalidationFlow: string;
 }
 
+function answering(title: string, version: string, url: string): IdpHealth {
+    return { status: 'ok', message: `${title} ${version} at ${url} answers`, checkedAt: new Date().toISOString() };
+}
+
 function trimUrl(url: string): string {
     return url.replace(/\/+$/, '');
 }
@@ -131,7 +135,8 @@ export class IdpConnectionService {
         return (await loadIdpKind(active.kind)).connect({ url: active.url, token: active.token });
     }
 
-    async describe() {
+    /** The connection as the API shows it; `health`, when the caller has just heard from the provider, spares asking again. */
+    async describe(health?: IdpHealth) {
         const [stored, token] = await Promise.all([this.stored(), this.#token()]);
         return {
             connected: Boolean(stored && token),
@@ -144,7 +149,7 @@ export class IdpConnectionService {
             signingKey: stored?.signingKey ?? null,
             tokenSet: Boolean(token),
             version: stored?.version ?? null,
-            health: await this.health(),
+            health: health ?? (await this.health()),
         };
     }
 
@@ -162,7 +167,7 @@ export class IdpConnectionService {
         try {
             const kind = await loadIdpKind(stored.kind);
             const { version } = await kind.connect({ url: stored.url, token }, { timeoutMs: HEALTH_TIMEOUT_MS }).checkAdmin();
-            return { status: 'ok', message: `${kind.title} ${version} at ${stored.url} answers`, checkedAt };
+            return answering(kind.title, version, stored.url);
         } catch (error) {
             const reason = error instanceof IdpError ? error.reason : 'rejected';
             return { status: reason, message: (error as Error).message, checkedAt };
@@ -221,7 +226,7 @@ export class IdpConnectionService {
 
         await settings(this.#server).set(CONNECTION, connection);
         await settings(this.#server).setSecret(TOKEN, token);
-        return await this.describe();
+        return await this.describe(answering(kind.title, discovery.version, url));
     }
 
     /** Makes a token of Gatehouse's own from a bootstrap token (which is not kept), then connects with the defaults. */

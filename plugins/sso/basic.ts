@@ -3,7 +3,7 @@
  * forward auth. The credentials live only in the site file, which is root's alone; the API never shows the password.
  */
 import { checkHttp } from '../deploy/domain/host/http-check.ts';
-import { readSite } from '../deploy/domain/nginx/site-model.ts';
+import { siteUpstreams } from '../deploy/domain/nginx/site-model.ts';
 import type { SiteSpec } from '../deploy/domain/nginx/site-types.ts';
 import type { MethodSettings, SignInMethod } from './method-types.ts';
 
@@ -27,8 +27,7 @@ const basic: SignInMethod = {
     values: (settings) => ({ sharedUser: settings.sharedUser ?? '' }),
     // The app is asked directly, as nginx asks it, with and without the account: it must accept the account.
     check: async ({ settings, site }) => {
-        const upstreams = [...new Set(readSite(site).spec.locations.map((location) => location.proxyPass))];
-        for (const upstream of upstreams) {
+        for (const upstream of siteUpstreams(site)) {
             const url = new URL(upstream);
             const answered = await checkHttp({ url, host: settings.domain, headers: { authorization: basicCredentials(settings) } });
             if (answered.statusCode === null || answered.statusCode === 401 || answered.statusCode === 403 || answered.statusCode >= 500) {

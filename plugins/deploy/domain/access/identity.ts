@@ -4,6 +4,7 @@
  */
 import type { Server } from '@hapi/hapi';
 
+import type { HostConfig } from '../../../../lib/config.ts';
 import { toRfc3339 } from '../../../../lib/database.ts';
 import type { MethodSettings } from '../../../sso/method-types.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
@@ -40,22 +41,27 @@ async function lastCheck(server: Server, app: string) {
     return row ? { ok: row.level === 'info', text: String(row.text), at: toRfc3339(Number(row.at)) } : null;
 }
 
-export async function describeIdentity(server: Server, app: AppRecord) {
-    const account = app.draft.account ?? '';
-    const method = account === '' ? undefined : await loadMethod(account);
-    const settings: MethodSettings = {
+/** What a sign-in method works with, from the app's draft; the shared password only when a run needs it. */
+export function methodSettingsOf(host: HostConfig, app: AppRecord, sharedPassword?: string): MethodSettings {
+    return {
         app: app.name,
         domain: app.domain,
-        origin: siteAddress({ host: server.app.config.host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
+        origin: siteAddress({ host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
         ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
         ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
         ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),
+        ...(sharedPassword ? { sharedPassword } : {}),
     };
+}
+
+export async function describeIdentity(server: Server, app: AppRecord) {
+    const account = app.draft.account ?? '';
+    const method = account === '' ? undefined : await loadMethod(account);
     return {
         account,
         adminUser: app.draft.adminUser ?? null,
         options: await options(),
-        values: method ? method.values(settings) : {},
+        values: method ? method.values(methodSettingsOf(server.app.config.host, app)) : {},
         check: await lastCheck(server, app.name),
     };
 }

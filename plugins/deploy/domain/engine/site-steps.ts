@@ -3,7 +3,7 @@ import Fs from 'node:fs';
 
 import { PLACEHOLDER_ORGANISATION, certificatePaths } from '../host/certificate-info.ts';
 import { siteAddress } from '../access/sign-in-check.ts';
-import { readSite } from '../nginx/site-model.ts';
+import { siteUpstreams } from '../nginx/site-model.ts';
 import { OUTPOST_PATH } from '../nginx/site-types.ts';
 import { checkHttp } from '../host/http-check.ts';
 import { reloadNginx, testNginxConfiguration } from '../host/nginx-control.ts';
@@ -61,7 +61,7 @@ function upstreamsOf(site: string | undefined): string[] {
     }
 
     try {
-        return [...new Set(readSite(site).spec.locations.map((location) => location.proxyPass))];
+        return siteUpstreams(site);
     } catch {
         return [];
     }

@@ -15,14 +15,13 @@ import { type AppRecord, apps } from '../apps/app-service.ts';
 import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
-import type { MethodSettings } from '../../../sso/method-types.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { appAccess } from '../access/access-service.ts';
-import { siteAddress } from '../access/sign-in-check.ts';
+import { methodSettingsOf } from '../access/identity.ts';
 import type { AccountMethod } from '../apps/draft-shape.ts';
 import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
 import type { Finding } from '../findings/finding.ts';
-import { checkSite, parseSite, protectSite, renderSite, type SiteSpec, siteHasTls, sitePlaces } from '../nginx/site-model.ts';
+import { checkSite, parseSite, protectSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
 
 const RUN_SCRIPT = Path.join(ROOT_DIR, 'jobs', 'app-run.ts');
@@ -210,15 +209,7 @@ export class LifecycleService {
         }
 
         const sharedPassword = await apps(this.#server).sharedPasswordOf(app.name);
-        const settings: MethodSettings = {
-            app: app.name,
-            domain: app.domain,
-            origin: siteAddress({ host: this.#server.app.config.host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
-            ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
-            ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
-            ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),
-            ...(sharedPassword ? { sharedPassword } : {}),
-        };
+        const settings = methodSettingsOf(this.#server.app.config.host, app, sharedPassword);
         return { method, settings };
     }
 

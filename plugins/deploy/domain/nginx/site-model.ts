@@ -8,7 +8,7 @@ import { ValidationError } from '../../../../lib/errors.ts';
 import type { Finding } from '../findings/finding.ts';
 import { assertHostAccess, type SitePlaces } from './site-access.ts';
 import { checkSite } from './site-check.ts';
-import { parseSite } from './site-parse.ts';
+import { parseSite, readSite } from './site-parse.ts';
 import { normalizeSite, renderSite } from './site-render.ts';
 import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, type SiteSpec } from './site-types.ts';
 import { type ConfFile, ConfSyntaxError, ConfTooDeepError, readConf } from './syntax.ts';
@@ -132,4 +132,9 @@ export function protectSite(
 
 export function siteHasTls(site: string): boolean {
     return /\blisten\s+[^;]*\bssl\b/.test(site);
+}
+
+/** The upstreams the site's modelled locations proxy to, each once. */
+export function siteUpstreams(site: string): string[] {
+    return [...new Set(readSite(site).spec.locations.map((location) => location.proxyPass))];
 }
