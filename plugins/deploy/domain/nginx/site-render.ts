@@ -16,12 +16,16 @@ import { EXTRA_BEGIN, EXTRA_END } from './site-values.ts';
 
 export const SITE_HEADER = '# nginx site written by Gatehouse. Edits by hand are kept as written.';
 
-/** The standard request headers every proxying location sends. */
+/**
+ * The standard request headers every proxying location sends. X-Forwarded-Host carries the port a visitor used
+ * (Host has none), so that apps building their own URLs (an OpenID redirect URI) keep it.
+ */
 export const PROXY_HEADERS: Array<[string, string]> = [
     ['Host', '$host'],
     ['X-Real-IP', '$remote_addr'],
     ['X-Forwarded-For', '$proxy_add_x_forwarded_for'],
     ['X-Forwarded-Proto', '$scheme'],
+    ['X-Forwarded-Host', '$http_host'],
 ];
 export const WEBSOCKET_HEADERS: Array<[string, string]> = [
     ['Upgrade', '$http_upgrade'],
