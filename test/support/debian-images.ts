@@ -270,6 +270,11 @@ export function debianImage(spec: DebianImageSpec): string {
 
 /** Apache in the foreground with Debian's envvars (apache2ctl reads them), logging to the container's output. */
 const APACHE_CMD = ['apache2ctl', '-D', 'FOREGROUND'];
+/**
+ * A restarted container keeps the last run's pid file and CGI daemon socket in /run/apache2, and Apache's CGI daemon
+ * then leaves CGI requests unanswered: the official httpd image removes its pid file before starting, and so does this.
+ */
+const APACHE_FRESH_CMD = ['sh', '-c', 'rm -rf /run/apache2/* && exec apache2ctl -D FOREGROUND'];
 const APACHE_LOGS_TO_OUTPUT = [
     'ln -sf /dev/stdout /var/log/apache2/access.log',
     'ln -sf /dev/stderr /var/log/apache2/error.log',
@@ -310,7 +315,7 @@ export const APACHE_SSO: DebianImageSpec = {
         ...APACHE_LOGS_TO_OUTPUT,
         'apache2ctl -t',
     ],
-    cmd: APACHE_CMD,
+    cmd: APACHE_FRESH_CMD,
     expose: [80],
 };
 

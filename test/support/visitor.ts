@@ -53,7 +53,8 @@ export class Visitor {
         const behindNginx = url.hostname.endsWith(this.domainSuffix);
         const jar = this.cookiesOf(url.host);
         const body = form ? new URLSearchParams(form).toString() : undefined;
-        const headers: Record<string, string> = { ...extraHeaders, host: url.host };
+        // A browser's Accept: apps tell a visitor's browser (sent to sign in) from a script (answered 401) by it.
+        const headers: Record<string, string> = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8', ...extraHeaders, host: url.host };
         if (jar.size > 0) {
             headers.cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
         }

@@ -6,12 +6,10 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { Browser } from '../../../../helpers/browser.ts';
-import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
-import { freePort } from '../../../../helpers/server.ts';
-import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../support/authentik/index.ts';
+import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
+import type { AuthentikStandIn } from '../../../../support/authentik/index.ts';
 import { APACHE_SSO, debianImage } from '../../../../support/debian-images.ts';
-import { removeProjects } from '../../../../support/images.ts';
-import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { type SignInScene, signInScene } from '../../../../support/sign-in-scene.ts';
 import { runToEnd } from '../../../../support/sse.ts';
 import { lastHop as last, signInThroughProvider, Visitor } from '../../../../support/visitor.ts';
 
@@ -43,7 +41,7 @@ const BASIC_CONF = [
 ].join('\n');
 
 describe('deploy manager: how a visitor is known inside a real Apache app (header, basic, own)', { timeout: 900_000 }, () => {
-    let services: RunningServices;
+    let scene: SignInScene;
     let authentik: AuthentikStandIn;
     let server: DeployTestServer;
     let admin: Browser;
@@ -90,10 +88,9 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
 
     // Building the Apache image from Debian's packages takes a minute or more when it is not cached yet.
     before({ timeout: 900_000 }, async () => {
-        services = await startServices();
-        httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
         image = debianImage(APACHE_SSO);
-        authentik = await startAuthentikStandIn();
+        scene = await signInScene(BASE_DOMAIN);
+        ({ authentik, server, admin, httpsPort } = scene);
         const readers = authentik.addGroup('portal-users');
         authentik.addUser({
             username: 'reader',
@@ -102,17 +99,7 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
             name: 'Rea Der',
             groups: ['portal-users'],
         });
-        authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
-        const token = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
-        const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
-        server = await deployTestServer({ ...withoutAcme, BASE_DOMAIN, APPS_FIRST_HOST_PORT: String(await freePort()) });
-        admin = server.admin;
-        expect((await admin.put('/api/admin/idp', { url: authentik.url, token })).status).to.equal(200);
-
-        const [repository = '', tag = ''] = image.split(':');
-        const created = await admin.post('/api/apps', { name: APP, image: repository, tag });
-        expect(created.status, created.text).to.equal(201);
-        port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        port = await scene.createApp(APP, image);
         appDir = Path.join(server.context.config.apps.appsDir, APP);
         Fs.mkdirSync(appDir, { recursive: true });
         Fs.writeFileSync(Path.join(appDir, 'header.conf'), TRUSTED_HEADER_CONF);
@@ -127,10 +114,7 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
     });
 
     after(async () => {
-        await removeProjects([APP]);
-        await server?.context.cleanup();
-        await authentik?.close();
-        services?.stop();
+        await scene?.close([APP]);
     });
 
     it('lists the methods on the app, and refuses a method without what it needs or one not built yet', async () => {
