@@ -12,6 +12,7 @@ const work = { deploy: deployApp, compose: deployApp, sso: deployApp, nginx: app
 await withLazyDatabase(async (database) => {
     const context = new RunContext(data.config, data, database, send);
     try {
+        (data.notes ?? []).forEach((note) => context.log(note, 'warning'));
         await work(context);
         send({ type: 'end', state: 'succeeded' });
     } catch (error) {

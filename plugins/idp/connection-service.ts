@@ -54,6 +54,8 @@ export interface ActiveConnection {
     outpost: string;
     authorizationFlow: string;
     invalidationFlow: string;
+    /** The keypair that signs OpenID tokens and SAML assertions; the provider's default when null. */
+    signingKey: string | null;
 }
 
 function answering(title: string, version: string, url: string): IdpHealth {
@@ -122,6 +124,7 @@ export class IdpConnectionService {
             outpost: stored.outpost.pk,
             authorizationFlow: stored.authorizationFlow.pk,
             invalidationFlow: stored.invalidationFlow.pk,
+            signingKey: stored.signingKey?.pk ?? null,
         };
     }
 

@@ -81,6 +81,44 @@ export interface ForwardAuthChanges {
     addedToOutpost: boolean;
 }
 
+/** Where an app's OpenID Connect client finds its issuer: what the `{{OIDC_*}}` placeholders and the app's values show. */
+export interface OidcEndpoints {
+    issuer: string;
+    configUrl: string;
+    logoutUrl: string;
+}
+
+/** A confidential OAuth2/OpenID client for one app, with its application bound to the app's groups. */
+export interface OidcClient {
+    /** `dp-<app>-sso`: the provider's name and the application's slug. */
+    objectName: string;
+    title: string;
+    launchUrl: string;
+    clientId: string;
+    clientSecret: string;
+    /** A regular expression every redirect URI must match whole. */
+    redirectPattern: string;
+    authorizationFlow: string;
+    invalidationFlow: string;
+    /** The keypair that signs the tokens; the provider's default when null. */
+    signingKey: string | null;
+    groups: string[];
+    /** A `svc_groups` claim: [admin] for this user, [user] for everyone else. */
+    adminClaimFor?: string;
+}
+
+/** What ensureOidcClient changed, so that a failed run can put it back. */
+export interface OidcClientChanges {
+    providerId: number;
+    providerCreated: boolean;
+    applicationCreated: boolean;
+    /** The provider's fields before an update, as the provider answered them. */
+    previousProvider: Record<string, unknown> | null;
+    previousGroups: string[] | null;
+    /** The claim mapping made for this client, removed on undo. */
+    createdMapping: string | null;
+}
+
 /** Runs the work alone among everyone who serialises with the same key (an outpost's provider list). */
 export type Serialise = <T>(key: string, work: () => Promise<T>) => Promise<T>;
 
@@ -97,14 +135,18 @@ export interface IdentityProvider {
     undoForwardAuthApp(app: ForwardAuthApp, changes: ForwardAuthChanges): Promise<void>;
     /** Replaces the group bindings of the app's application; answers the group pks bound before. */
     replaceGroups(objectName: string, groups: string[]): Promise<string[]>;
-    /** Removes the application and the provider named `objectName`; answers what it removed. */
-    removeForwardAuthApp(objectName: string): Promise<string[]>;
+    ensureOidcClient(client: OidcClient): Promise<OidcClientChanges>;
+    undoOidcClient(client: OidcClient, changes: OidcClientChanges): Promise<void>;
+    /** Removes the application named `objectName` and the provider of that name, whatever its kind; answers what it removed. */
+    removeApplication(objectName: string): Promise<string[]>;
 }
 
 export interface IdentityProviderKind {
     /** The kind's name as people read it: `authentik`. */
     title: string;
     connect(credentials: IdpCredentials, options?: { timeoutMs?: number }): IdentityProvider;
+    /** The issuer, discovery and logout URLs of the OpenID client named `objectName`, without asking the provider. */
+    oidcEndpoints(url: string, objectName: string): OidcEndpoints;
     /** The defaults a bootstrap picks from a discovery. */
     defaults(discovery: Discovery): { outpost?: NamedRef; authorizationFlow?: FlowRef; invalidationFlow?: FlowRef; signingKey?: NamedRef };
 }

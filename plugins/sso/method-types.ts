@@ -3,6 +3,7 @@
  * `plugins/sso/` whose default export is a `SignInMethod`; the file's name is the method's name.
  */
 import type { HostConfig } from '../../lib/config.ts';
+import type { IdentityProvider, OidcEndpoints } from '../idp/idp-types.ts';
 import type { SiteSpec } from '../deploy/domain/nginx/site-types.ts';
 
 export type MethodNeed = 'adminUser' | 'samlAcs' | 'sharedUser' | 'sharedPassword';
@@ -17,6 +18,10 @@ export interface MethodSettings {
     samlAcs?: string;
     sharedUser?: string;
     sharedPassword?: string;
+    /** The connected identity provider's URL. */
+    idpUrl?: string;
+    /** The app's OpenID client, when the provider is connected; the secret only where it may be shown or used. */
+    oidc?: { endpoints: OidcEndpoints; clientId: string; clientSecret?: string };
 }
 
 export interface MethodCheck {
@@ -34,6 +39,23 @@ export interface MethodCheckContext {
     site: string;
 }
 
+/** The identity provider's side of a run, for a method that makes objects there. */
+export interface MethodProviderContext {
+    provider: IdentityProvider;
+    settings: MethodSettings;
+    /** The app's title, its groups and the flows and key the connection chose. */
+    access: { title: string; groups: string[]; authorizationFlow: string; invalidationFlow: string; signingKey: string | null };
+    log(text: string, level?: 'info' | 'warning'): void;
+}
+
+/** What a method made at the provider: recorded as the app's, and undone when the run fails. */
+export interface MethodProviderWork {
+    objectName: string;
+    created: boolean;
+    /** Puts the provider back as it was; answers what it did, in words. */
+    undo(): Promise<string>;
+}
+
 export interface SignInMethod {
     title: string;
     /** Whether the visitor is known inside the app through the identity provider (own login is not). */
@@ -42,7 +64,11 @@ export interface SignInMethod {
     needs: MethodNeed[];
     /** The site as the run writes it, forward auth in place. The file is root's alone (0600), so credentials may go in. */
     site?(spec: SiteSpec, settings: MethodSettings): SiteSpec;
-    /** The values shown on the app (`identity.values`): never a secret. */
+    /** Variables the method keeps in the app's secrets file, made when the app has none yet (a client's id and secret). */
+    secrets?(existing: Record<string, string>): Record<string, string>;
+    /** Makes or updates the method's objects at the identity provider, in the run, after forward auth's. */
+    atProvider?(context: MethodProviderContext): Promise<MethodProviderWork>;
+    /** The values shown on the app (`identity.values`); a secret only when `settings` carries it opened. */
     values(settings: MethodSettings): Record<string, string>;
     /** Checking the sign-in for this method, after the forward-auth check. */
     check?(context: MethodCheckContext): Promise<MethodCheck>;

@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SignInMethod } from './method-types.ts';
 
 const METHODS_DIR = Path.dirname(fileURLToPath(import.meta.url));
-const NOT_METHODS = new Set(['method-types', 'methods']);
+const NOT_METHODS = new Set(['method-types', 'methods', 'placeholders']);
 const METHOD_NAME = /^[a-z][a-z0-9-]*$/;
 
 export function methodNames(): string[] {

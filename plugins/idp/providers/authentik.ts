@@ -8,14 +8,18 @@
 import {
     AdminApi,
     type ApiResponse,
+    ClientTypeEnum,
     Configuration,
     CoreApi,
     CryptoApi,
     FetchError,
     FlowsApi,
+    GrantTypeEnum,
     IntentEnum,
+    MatchingModeEnum,
     OutpostsApi,
     PoliciesApi,
+    PropertymappingsApi,
     ProvidersApi,
     ProxyMode,
     ResponseError,
@@ -31,6 +35,9 @@ import {
     type IdentityProviderKind,
     type IdpCredentials,
     IdpError,
+    type OidcClient,
+    type OidcClientChanges,
+    type OidcEndpoints,
     type Serialise,
 } from '../idp-types.ts';
 
@@ -39,6 +46,9 @@ const DEFAULT_AUTHORIZATION_FLOW = 'default-provider-authorization-implicit-cons
 const DEFAULT_INVALIDATION_FLOW = 'default-provider-invalidation-flow';
 const DEFAULT_SIGNING_KEY = 'authentik Self-signed Certificate';
 const PAGE_SIZE = 100;
+const OIDC_SCOPES = ['openid', 'email', 'profile'].map((scope) => `goauthentik.io/providers/oauth2/scope-${scope}`);
+// Since 2026.5 a provider made through the API without grant types gets none, and refuses every authorization.
+const OIDC_GRANT_TYPES = [GrantTypeEnum.AuthorizationCode, GrantTypeEnum.RefreshToken];
 
 type Json = Record<string, unknown>;
 
@@ -101,6 +111,7 @@ class Authentik implements IdentityProvider {
     readonly #crypto: CryptoApi;
     readonly #providers: ProvidersApi;
     readonly #policies: PoliciesApi;
+    readonly #mappings: PropertymappingsApi;
 
     constructor(credentials: IdpCredentials, timeoutMs: number) {
         this.#url = credentials.url;
@@ -116,6 +127,7 @@ class Authentik implements IdentityProvider {
         this.#crypto = new CryptoApi(configuration);
         this.#providers = new ProvidersApi(configuration);
         this.#policies = new PoliciesApi(configuration);
+        this.#mappings = new PropertymappingsApi(configuration);
     }
 
     async #call<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -279,7 +291,10 @@ class Authentik implements IdentityProvider {
         return { id, created: false, previous };
     }
 
-    async #ensureApplication(app: ForwardAuthApp, providerId: number): Promise<{ pk: string; created: boolean }> {
+    async #ensureApplication(
+        app: Pick<ForwardAuthApp, 'objectName' | 'title' | 'launchUrl'>,
+        providerId: number,
+    ): Promise<{ pk: string; created: boolean }> {
         const fields = { name: app.title, provider: providerId, metaLaunchUrl: app.launchUrl };
         const existing = await this.#findApplication(app.objectName);
         if (!existing) {
@@ -397,7 +412,7 @@ class Authentik implements IdentityProvider {
         });
     }
 
-    async removeForwardAuthApp(objectName: string): Promise<string[]> {
+    async removeApplication(objectName: string): Promise<string[]> {
         return await this.#call(`removing ${objectName}`, async () => {
             const removed: string[] = [];
             if (await this.#findApplication(objectName)) {
@@ -405,20 +420,181 @@ class Authentik implements IdentityProvider {
                 removed.push(`application ${objectName}`);
             }
 
-            const provider = await this.#findProvider(objectName);
-            if (provider) {
-                await this.#providers.providersProxyDestroyRaw({ id: Number(provider.pk) });
+            const proxy = await this.#findProvider(objectName);
+            if (proxy) {
+                await this.#providers.providersProxyDestroyRaw({ id: Number(proxy.pk) });
                 removed.push(`proxy provider ${objectName}`);
+            }
+
+            const oauth2 = await this.#findOAuth2Provider(objectName);
+            if (oauth2) {
+                await this.#providers.providersOauth2DestroyRaw({ id: Number(oauth2.pk) });
+                removed.push(`OAuth2/OpenID provider ${objectName}`);
+            }
+
+            const mapping = await this.#findClaimMapping(objectName);
+            if (mapping) {
+                await this.#mappings.propertymappingsProviderScopeDestroyRaw({ pmUuid: text(mapping.pk) });
+                removed.push(`scope mapping ${text(mapping.name)}`);
             }
 
             return removed;
         });
     }
+
+    async #findOAuth2Provider(name: string): Promise<Json | undefined> {
+        const found = await this.#all((page) => this.#providers.providersOauth2ListRaw({ name, page, pageSize: PAGE_SIZE }));
+        return found.find((provider) => provider.name === name);
+    }
+
+    /** The `svc_groups` mapping Gatehouse makes for a client is named after it. */
+    async #findClaimMapping(objectName: string): Promise<Json | undefined> {
+        const name = claimMappingName(objectName);
+        const found = await this.#all((page) => this.#mappings.propertymappingsProviderScopeListRaw({ name, page, pageSize: PAGE_SIZE }));
+        return found.find((mapping) => mapping.name === name);
+    }
+
+    async #scopeMappings(client: OidcClient): Promise<{ pks: string[]; created: string | null }> {
+        const managed = await this.#all((page) =>
+            this.#mappings.propertymappingsProviderScopeListRaw({ managed: OIDC_SCOPES, page, pageSize: PAGE_SIZE }),
+        );
+        const pks = OIDC_SCOPES.map((scope) => {
+            const found = managed.find((mapping) => mapping.managed === scope);
+            if (!found) {
+                throw new IdpError('not-found', `authentik has no scope mapping ${scope}: its system blueprints have not run`);
+            }
+
+            return text(found.pk);
+        });
+        if (!client.adminClaimFor) {
+            return { pks, created: null };
+        }
+
+        const claim = await this.#ensureClaimMapping(client.objectName, client.adminClaimFor);
+        return { pks: [...pks, claim.pk], created: claim.created ? claim.pk : null };
+    }
+
+    async #ensureClaimMapping(objectName: string, adminUser: string): Promise<{ pk: string; created: boolean }> {
+        const fields = { name: claimMappingName(objectName), scopeName: 'profile', expression: adminClaimExpression(adminUser) };
+        const existing = await this.#findClaimMapping(objectName);
+        if (existing) {
+            await this.#mappings.propertymappingsProviderScopePartialUpdateRaw({
+                pmUuid: text(existing.pk),
+                patchedScopeMappingRequest: fields,
+            });
+            return { pk: text(existing.pk), created: false };
+        }
+
+        const created = await json(this.#mappings.propertymappingsProviderScopeCreateRaw({ scopeMappingRequest: fields }));
+        return { pk: text(created.pk), created: true };
+    }
+
+    async ensureOidcClient(client: OidcClient): Promise<OidcClientChanges> {
+        return await this.#call(`setting up ${client.objectName}`, async () => {
+            const mappings = await this.#scopeMappings(client);
+            const fields = {
+                authorizationFlow: client.authorizationFlow,
+                invalidationFlow: client.invalidationFlow,
+                clientType: ClientTypeEnum.Confidential,
+                grantTypes: OIDC_GRANT_TYPES,
+                clientId: client.clientId,
+                clientSecret: client.clientSecret,
+                redirectUris: [{ matchingMode: MatchingModeEnum.Regex, url: client.redirectPattern }],
+                signingKey: client.signingKey,
+                propertyMappings: mappings.pks,
+            };
+            const existing = await this.#findOAuth2Provider(client.objectName);
+            const providerId = existing
+                ? Number(existing.pk)
+                : Number(
+                      (
+                          await json(
+                              this.#providers.providersOauth2CreateRaw({ oAuth2ProviderRequest: { name: client.objectName, ...fields } }),
+                          )
+                      ).pk,
+                  );
+            if (existing) {
+                await this.#providers.providersOauth2PartialUpdateRaw({ id: providerId, patchedOAuth2ProviderRequest: fields });
+            }
+
+            const application = await this.#ensureApplication(client, providerId);
+            const before = await this.#bindGroups(application.pk, client.groups);
+            return {
+                providerId,
+                providerCreated: !existing,
+                applicationCreated: application.created,
+                previousProvider: existing ? previousOAuth2Fields(existing) : null,
+                previousGroups: application.created ? null : before,
+                createdMapping: mappings.created,
+            };
+        });
+    }
+
+    async undoOidcClient(client: OidcClient, changes: OidcClientChanges): Promise<void> {
+        await this.#call(`undoing the changes to ${client.objectName}`, async () => {
+            if (changes.applicationCreated) {
+                await this.#core.coreApplicationsDestroyRaw({ slug: client.objectName });
+            } else if (changes.previousGroups) {
+                const application = await json(this.#core.coreApplicationsRetrieveRaw({ slug: client.objectName }));
+                await this.#bindGroups(text(application.pk), changes.previousGroups);
+            }
+
+            if (changes.providerCreated) {
+                await this.#providers.providersOauth2DestroyRaw({ id: changes.providerId });
+            } else if (changes.previousProvider) {
+                await this.#providers.providersOauth2PartialUpdateRaw({
+                    id: changes.providerId,
+                    patchedOAuth2ProviderRequest: changes.previousProvider,
+                });
+            }
+
+            if (changes.createdMapping) {
+                await this.#mappings.propertymappingsProviderScopeDestroyRaw({ pmUuid: changes.createdMapping });
+            }
+        });
+    }
+}
+
+function claimMappingName(objectName: string): string {
+    return `${objectName} svc_groups`;
+}
+
+/** A Python string literal of `value` (authentik evaluates the mapping's expression as Python). */
+function pythonString(value: string): string {
+    return JSON.stringify(value);
+}
+
+function adminClaimExpression(adminUser: string): string {
+    return `return {"svc_groups": ["admin"] if request.user.username == ${pythonString(adminUser)} else ["user"]}`;
+}
+
+/** The fields ensureOidcClient sets, as the provider had them, in the client's request shape. */
+function previousOAuth2Fields(provider: Json): Record<string, unknown> {
+    const redirects = (provider.redirect_uris as Json[] | undefined) ?? [];
+    return {
+        authorizationFlow: text(provider.authorization_flow),
+        invalidationFlow: text(provider.invalidation_flow),
+        clientType: provider.client_type,
+        grantTypes: provider.grant_types,
+        clientId: text(provider.client_id),
+        clientSecret: text(provider.client_secret),
+        redirectUris: redirects.map((entry) => ({
+            matchingMode: entry.matching_mode,
+            url: text(entry.url),
+            redirectUriType: entry.redirect_uri_type,
+        })),
+        signingKey: provider.signing_key ?? null,
+        propertyMappings: provider.property_mappings,
+    };
 }
 
 const authentik: IdentityProviderKind = {
     title: 'authentik',
     connect: (credentials, options = {}) => new Authentik(credentials, options.timeoutMs ?? 10_000),
+    oidcEndpoints: (url: string, objectName: string): OidcEndpoints => {
+        const root = `${url.replace(/\/+$/, '')}/application/o/${objectName}`;
+        return { issuer: `${root}/`, configUrl: `${root}/.well-known/openid-configuration`, logoutUrl: `${root}/end-session/` };
+    },
     defaults: (discovery) => ({
         outpost: discovery.outposts.find((outpost) => outpost.managed === EMBEDDED_OUTPOST),
         authorizationFlow: discovery.flows.authorization.find((flow) => flow.slug === DEFAULT_AUTHORIZATION_FLOW),

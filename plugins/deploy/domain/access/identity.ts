@@ -6,9 +6,12 @@ import type { Server } from '@hapi/hapi';
 
 import type { HostConfig } from '../../../../lib/config.ts';
 import { toRfc3339 } from '../../../../lib/database.ts';
+import { idpConnection } from '../../../idp/connection-service.ts';
+import { loadIdpKind } from '../../../idp/idp-kinds.ts';
 import type { MethodSettings } from '../../../sso/method-types.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
-import type { AppRecord } from '../apps/app-service.ts';
+import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, oidcObjectName } from '../../../sso/oidc.ts';
+import { type AppRecord, apps } from '../apps/app-service.ts';
 import { METHOD_STEP, SIGN_IN_STEP } from '../engine/access-steps.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
 import { siteAddress } from './sign-in-check.ts';
@@ -41,8 +44,31 @@ async function lastCheck(server: Server, app: string) {
     return row ? { ok: row.level === 'info', text: String(row.text), at: toRfc3339(Number(row.at)) } : null;
 }
 
-/** What a sign-in method works with, from the app's draft; the shared password only when a run needs it. */
-export function methodSettingsOf(host: HostConfig, app: AppRecord, sharedPassword?: string): MethodSettings {
+/** What the run, or the caller, may see opened: the shared password, the OpenID client's secret. */
+export interface OpenedSecrets {
+    sharedPassword?: string;
+    clientSecret?: boolean;
+}
+
+/** The app's OpenID client as its secrets and the connected provider describe it; only when its method is OpenID Connect. */
+async function oidcOf(server: Server, app: AppRecord, revealSecret: boolean): Promise<MethodSettings['oidc']> {
+    const connection = await idpConnection(server).stored();
+    const secrets = await apps(server).secretsOf(app.name);
+    const clientId = secrets[CLIENT_ID_VARIABLE];
+    if (app.draft.account !== 'oidc' || !connection || !clientId) {
+        return undefined;
+    }
+
+    const endpoints = (await loadIdpKind(connection.kind)).oidcEndpoints(connection.url, oidcObjectName(app.name));
+    const clientSecret = secrets[CLIENT_SECRET_VARIABLE];
+    return { endpoints, clientId, ...(revealSecret && clientSecret ? { clientSecret } : {}) };
+}
+
+/** What a sign-in method works with, from the app's draft; secrets opened only where `opened` says. */
+export async function methodSettingsOf(server: Server, app: AppRecord, opened: OpenedSecrets = {}): Promise<MethodSettings> {
+    const host: HostConfig = server.app.config.host;
+    const connection = await idpConnection(server).stored();
+    const oidc = await oidcOf(server, app, opened.clientSecret === true);
     return {
         app: app.name,
         domain: app.domain,
@@ -50,18 +76,21 @@ export function methodSettingsOf(host: HostConfig, app: AppRecord, sharedPasswor
         ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
         ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
         ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),
-        ...(sharedPassword ? { sharedPassword } : {}),
+        ...(opened.sharedPassword ? { sharedPassword: opened.sharedPassword } : {}),
+        ...(connection ? { idpUrl: connection.url } : {}),
+        ...(oidc ? { oidc } : {}),
     };
 }
 
-export async function describeIdentity(server: Server, app: AppRecord) {
+/** `revealSecrets`: the caller may see the app's secrets (editors and admins), so the OpenID client secret too. */
+export async function describeIdentity(server: Server, app: AppRecord, revealSecrets: boolean) {
     const account = app.draft.account ?? '';
     const method = account === '' ? undefined : await loadMethod(account);
     return {
         account,
         adminUser: app.draft.adminUser ?? null,
         options: await options(),
-        values: method ? method.values(methodSettingsOf(server.app.config.host, app)) : {},
+        values: method ? method.values(await methodSettingsOf(server, app, { clientSecret: revealSecrets })) : {},
         check: await lastCheck(server, app.name),
     };
 }

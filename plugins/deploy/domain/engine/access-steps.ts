@@ -6,6 +6,7 @@ import { withNamedLock } from '../../../../lib/named-lock.ts';
 import { loadIdpKind } from '../../../idp/idp-kinds.ts';
 import { loadMethod } from '../../../sso/methods.ts';
 import type { ForwardAuthApp, ForwardAuthChanges, IdentityProvider } from '../../../idp/idp-types.ts';
+import type { MethodProviderWork } from '../../../sso/method-types.ts';
 import { checkSignIn, siteAddress } from '../access/sign-in-check.ts';
 import type { RunAccess, RunContext } from './run-context.ts';
 
@@ -70,6 +71,44 @@ export async function applyAccess(context: RunContext, https: boolean): Promise<
     }
 
     return { provider, app, changes };
+}
+
+/** Makes (or updates) what the app's sign-in method needs at the provider, after forward auth's objects. */
+export async function applyMethodAtProvider(
+    context: RunContext,
+    applied: AppliedAccess | undefined,
+): Promise<MethodProviderWork | undefined> {
+    const { signIn, access } = context.data;
+    const method = signIn ? await loadMethod(signIn.method) : undefined;
+    if (!applied || !signIn || !access || !method?.atProvider) {
+        return undefined;
+    }
+
+    context.step = 'access';
+    const { connection } = access;
+    const work = await method.atProvider({
+        provider: applied.provider,
+        settings: signIn.settings,
+        access: {
+            title: access.title,
+            groups: access.groups,
+            authorizationFlow: connection.authorizationFlow,
+            invalidationFlow: connection.invalidationFlow,
+            signingKey: connection.signingKey,
+        },
+        log: (text, level) => context.log(text, level),
+    });
+    await context.recordResource('access', work.objectName);
+    return work;
+}
+
+export async function undoMethodAtProvider(context: RunContext, work: MethodProviderWork): Promise<string> {
+    const undone = await work.undo();
+    if (work.created) {
+        await context.forgetResource('access', work.objectName);
+    }
+
+    return undone;
 }
 
 /** Puts the provider back as it was before the run; answers what was undone. */
@@ -142,7 +181,7 @@ export async function removeAccessObjects(context: RunContext): Promise<void> {
 
     const provider = await providerFor(access);
     for (const objectName of recorded) {
-        const removed = await provider.removeForwardAuthApp(objectName);
+        const removed = await provider.removeApplication(objectName);
         await context.forgetResource('access', objectName);
         context.log(`Access: removed ${removed.length > 0 ? removed.join(' and ') : `nothing (${objectName} was already gone)`}`);
     }

@@ -12,7 +12,16 @@ import { dockerClient } from '../host/docker-client.ts';
 import { ComposeEngine, type UpOutcome } from './compose-engine.ts';
 import { type ProjectPlan, planProject } from './compose-plan.ts';
 import { parseEnvFile } from './env-file.ts';
-import { type AppliedAccess, applyAccess, checkMethodStep, checkSignInStep, undoAccess } from './access-steps.ts';
+import {
+    type AppliedAccess,
+    applyAccess,
+    applyMethodAtProvider,
+    checkMethodStep,
+    checkSignInStep,
+    undoAccess,
+    undoMethodAtProvider,
+} from './access-steps.ts';
+import type { MethodProviderWork } from '../../../sso/method-types.ts';
 import { type FileSnapshot, type RunContext, restoreFile, snapshotFile, writeFileAtomically } from './run-context.ts';
 import { checkThroughNginx, ensureCertificateFiles, testAndReload } from './site-steps.ts';
 
@@ -52,6 +61,7 @@ export async function deployApp(context: RunContext): Promise<void> {
     const snapshots: FileSnapshot[] = [];
     let outcome: UpOutcome | undefined;
     let access: AppliedAccess | undefined;
+    let methodWork: MethodProviderWork | undefined;
     try {
         context.step = 'files';
         const { composeFile, secretsFile, siteFile, appDir } = context.paths;
@@ -81,6 +91,7 @@ export async function deployApp(context: RunContext): Promise<void> {
         outcome.pulledImages = pulled;
         context.log(`Services ready: ${plan.services.map((service) => service.service).join(', ')}`);
         access = await applyAccess(context, siteHasTls(files.site));
+        methodWork = await applyMethodAtProvider(context, access);
 
         context.step = 'nginx';
         if (siteHasTls(files.site)) {
@@ -106,9 +117,14 @@ export async function deployApp(context: RunContext): Promise<void> {
     } catch (error) {
         const changed = outcome;
         const applied = access;
+        const work = methodWork;
+        const undoProvider = async () => {
+            const undone = work ? [await undoMethodAtProvider(context, work)] : [];
+            return [...undone, ...(applied ? [await undoAccess(context, applied)] : [])].join('; ');
+        };
         await rollBack(context, snapshots, error as Error, {
             ...(changed ? { containers: () => engine.rollback(changed) } : {}),
-            ...(applied ? { access: () => undoAccess(context, applied) } : {}),
+            ...(applied ? { access: undoProvider } : {}),
         });
     }
 }

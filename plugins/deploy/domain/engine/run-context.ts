@@ -53,6 +53,8 @@ export interface AppRunData {
     remove?: DeleteOptions;
     /** Set when a provider is connected: a deploy puts the app behind it, a delete may remove its objects. */
     access?: RunAccess;
+    /** What the server noticed while preparing the run, logged as warnings when it starts. */
+    notes?: string[];
     /** The app's sign-in method and what it needs (the shared password opened for the run). */
     signIn?: { method: string; settings: MethodSettings };
 }

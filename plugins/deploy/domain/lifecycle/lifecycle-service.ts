@@ -16,6 +16,7 @@ import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCo
 import { modelFromJson } from '../compose/compose-read.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
+import { fillPlaceholders, placeholderValues } from '../../../sso/placeholders.ts';
 import { appAccess } from '../access/access-service.ts';
 import { methodSettingsOf } from '../access/identity.ts';
 import type { AccountMethod } from '../apps/draft-shape.ts';
@@ -46,6 +47,7 @@ export interface SignInChange {
     samlAcs?: string;
     sharedUser?: string;
     sharedPassword?: string;
+    acceptRisks?: boolean;
 }
 
 export type DeleteRequest = Partial<DeleteOptions> & { confirm: string };
@@ -209,7 +211,7 @@ export class LifecycleService {
         }
 
         const sharedPassword = await apps(this.#server).sharedPasswordOf(app.name);
-        const settings = methodSettingsOf(this.#server.app.config.host, app, sharedPassword);
+        const settings = await methodSettingsOf(this.#server, app, { ...(sharedPassword ? { sharedPassword } : {}), clientSecret: true });
         return { method, settings };
     }
 
@@ -231,7 +233,7 @@ export class LifecycleService {
             throw new ValidationError('connect an identity provider first (/api/admin/idp): every method works behind its forward auth');
         }
 
-        const { account: _account, sharedPassword, ...fields } = change;
+        const { account: _account, sharedPassword, acceptRisks, ...fields } = change;
         const known = {
             adminUser: fields.adminUser ?? app.draft.adminUser,
             samlAcs: fields.samlAcs ?? app.draft.samlAcs,
@@ -243,7 +245,7 @@ export class LifecycleService {
             throw new ValidationError(`${missing.join(', ')}: the ${account} method needs ${missing.length > 1 ? 'them' : 'it'}`);
         }
 
-        await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), false);
+        await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks === true);
         const previousPassword = await apps(this.#server).sharedPasswordOf(app.name);
         const previous = {
             account: app.draft.account ?? '',
@@ -264,11 +266,14 @@ export class LifecycleService {
     }
 
     async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser, undo?: () => Promise<void>): Promise<number> {
-        const values = await apps(this.#server).secretsOf(app.name);
-        const { site, ...provider } = await this.#accessFor(app, kind);
-        const files = { compose: app.draft.compose, secrets: renderSecretsFile(values), site };
+        const ready = await this.#withMethodSecrets(app);
+        const values = await apps(this.#server).secretsOf(ready.name);
+        const { site, ...provider } = await this.#accessFor(ready, kind);
+        const compose = fillPlaceholders(ready.draft.compose, placeholderValues(await methodSettingsOf(this.#server, ready)));
+        const files = { compose: compose.text, secrets: renderSecretsFile(values), site };
+        const notes = compose.unfilled.map((name) => `The compose file's placeholder {{${name}}} has no value here and is left as it is`);
         const previousState = app.state;
-        return await this.#start(app, kind, actor, { files, values, ...provider }, async (state) => {
+        return await this.#start(ready, kind, actor, { files, values, notes, ...provider }, async (state) => {
             if (state !== 'succeeded' && undo) {
                 await undo();
             }
@@ -283,6 +288,19 @@ export class LifecycleService {
                 await this.#setState(app.name, state === 'failed' ? 'failed' : 'draft');
             }
         });
+    }
+
+    /** The variables the app's sign-in method keeps in its secrets (an OpenID client's id and secret), made once. */
+    async #withMethodSecrets(app: AppRecord): Promise<AppRecord> {
+        const method = app.draft.account ? await loadMethod(app.draft.account) : undefined;
+        if (!method?.secrets) {
+            return app;
+        }
+
+        const existing = await apps(this.#server).secretsOf(app.name);
+        const wanted = method.secrets(existing);
+        const missing = Object.entries(wanted).filter(([key, value]) => existing[key] !== value);
+        return missing.length === 0 ? app : await apps(this.#server).saveDraft(app.name, { secrets: Object.fromEntries(missing) });
     }
 
     async #start(

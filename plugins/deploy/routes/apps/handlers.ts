@@ -47,7 +47,7 @@ export const getApp: Lifecycle.Method = async (request) => {
     return {
         app: {
             ...(await service.toApi(app, mayReadSecrets(request))),
-            identity: await describeIdentity(request.server, app),
+            identity: await describeIdentity(request.server, app, mayReadSecrets(request)),
             access: await appAccess(request.server).describe(app),
         },
     };

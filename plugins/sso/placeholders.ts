@@ -1,0 +1,45 @@
+/**
+ * The placeholders an app's compose file (and, later, its recipe) may hold, filled when a run writes the file:
+ * `{{URL}}`, `{{FQDN}}`, `{{IDP_URL}}`, `{{ADMIN_USER}}` and, with OpenID Connect, `{{OIDC_ISSUER}}`,
+ * `{{OIDC_CONFIG_URL}}`, `{{OIDC_LOGOUT_URL}}`, `{{OIDC_CLIENT_ID}}`, `{{OIDC_CLIENT_SECRET}}`. The client secret is
+ * never written into the compose file: its placeholder becomes `${OIDC_CLIENT_SECRET}`, which Compose reads from the
+ * app's secrets file.
+ */
+import type { MethodSettings } from './method-types.ts';
+import { CLIENT_SECRET_VARIABLE } from './oidc.ts';
+
+const PLACEHOLDER = /\{\{([A-Z][A-Z0-9_]*)\}\}/g;
+
+export function placeholderValues(settings: MethodSettings): Record<string, string> {
+    const oidc = settings.oidc;
+    return {
+        URL: settings.origin,
+        FQDN: settings.domain,
+        ...(settings.idpUrl ? { IDP_URL: settings.idpUrl } : {}),
+        ...(settings.adminUser ? { ADMIN_USER: settings.adminUser } : {}),
+        ...(oidc
+            ? {
+                  OIDC_ISSUER: oidc.endpoints.issuer,
+                  OIDC_CONFIG_URL: oidc.endpoints.configUrl,
+                  OIDC_LOGOUT_URL: oidc.endpoints.logoutUrl,
+                  OIDC_CLIENT_ID: oidc.clientId,
+                  OIDC_CLIENT_SECRET: `\${${CLIENT_SECRET_VARIABLE}}`,
+              }
+            : {}),
+    };
+}
+
+/** The text with every known placeholder filled; the names of those it could not fill. */
+export function fillPlaceholders(text: string, values: Record<string, string>): { text: string; unfilled: string[] } {
+    const unfilled = new Set<string>();
+    const filled = text.replace(PLACEHOLDER, (whole, name: string) => {
+        const value = values[name];
+        if (value === undefined) {
+            unfilled.add(name);
+            return whole;
+        }
+
+        return value;
+    });
+    return { text: filled, unfilled: [...unfilled].sort() };
+}
