@@ -16,6 +16,7 @@ import { benchIdentity } from './identity.ts';
 import { benchLicenses, benchMarkdown } from './misc.ts';
 import { benchDeliveries, benchNotificationList } from './notifications.ts';
 import { benchNginx } from './nginx.ts';
+import { benchSignIn } from './sign-in.ts';
 import { benchSse } from './sse.ts';
 
 type Bench = () => Promise<BenchFigure | BenchFigure[]>;
@@ -35,6 +36,7 @@ const BENCHES: Record<string, Bench> = {
     sse: () => benchSse('sqlite'),
     'sse-mariadb': () => benchSse('mysql'),
     deploy: benchDeploy,
+    'sign-in-change': benchSignIn,
 };
 
 const ROUNDS_NOTE = `${ROUNDS} rounds of ${roundSeconds(LOAD_SECONDS)} s for each, alternating which goes first`;
