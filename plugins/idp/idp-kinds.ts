@@ -1,30 +1,22 @@
 /** Identity-provider adapters, found by name: `plugins/idp/providers/<kind>.ts`, default export an IdentityProviderKind. */
-import Fs from 'node:fs';
 import Path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
+import { namedPlugins } from '../../lib/named-plugins.ts';
 import type { IdentityProviderKind } from './idp-types.ts';
 
-const PROVIDERS_DIR = Path.join(Path.dirname(fileURLToPath(import.meta.url)), 'providers');
-const KIND_NAME = /^[a-z][a-z0-9-]*$/;
+const kinds = namedPlugins<IdentityProviderKind>(Path.join(Path.dirname(fileURLToPath(import.meta.url)), 'providers'), {
+    what: 'an IdentityProviderKind',
+    isPlugin: (value): value is IdentityProviderKind => typeof (value as IdentityProviderKind | undefined)?.connect === 'function',
+});
 
-export function idpKindNames(): string[] {
-    return Fs.readdirSync(PROVIDERS_DIR)
-        .filter((file) => file.endsWith('.ts'))
-        .map((file) => file.slice(0, -3))
-        .filter((name) => KIND_NAME.test(name))
-        .sort();
-}
+export const idpKindNames = kinds.names;
 
 export async function loadIdpKind(kind: string): Promise<IdentityProviderKind> {
-    if (!idpKindNames().includes(kind)) {
+    const loaded = await kinds.load(kind);
+    if (!loaded) {
         throw new Error(`no identity-provider adapter ${kind} in plugins/idp/providers`);
     }
 
-    const module = (await import(pathToFileURL(Path.join(PROVIDERS_DIR, `${kind}.ts`)).href)) as { default?: IdentityProviderKind };
-    if (!module.default || typeof module.default.connect !== 'function') {
-        throw new Error(`plugins/idp/providers/${kind}.ts must export an IdentityProviderKind as its default`);
-    }
-
-    return module.default;
+    return loaded;
 }

@@ -6,6 +6,7 @@
 import Crypto from 'node:crypto';
 
 import type { OidcClient } from '../idp/idp-types.ts';
+import { providerWork } from './provider-work.ts';
 import type { MethodCheck, MethodSettings, SignInMethod } from './method-types.ts';
 
 export const CLIENT_ID_VARIABLE = 'OIDC_CLIENT_ID';
@@ -82,16 +83,7 @@ const oidc: SignInMethod = {
             `Sign-in: OpenID provider ${client.objectName} ${changes.providerCreated ? 'made' : 'updated'} ` +
                 `(redirect URIs ${client.redirectPattern}, scopes openid, email, profile${claim}), application ${client.objectName}`,
         );
-        return {
-            objectName: client.objectName,
-            created: changes.providerCreated,
-            undo: async () => {
-                await provider.undoOidcClient(client, changes);
-                return changes.providerCreated
-                    ? `removed ${client.objectName} from the identity provider`
-                    : `put ${client.objectName} back as it was at the identity provider`;
-            },
-        };
+        return providerWork(client.objectName, changes.providerCreated, () => provider.undoOidcClient(client, changes));
     },
     values: (settings) => {
         const oidc = settings.oidc;
