@@ -25,6 +25,8 @@ export interface DeployCredentials {
 /** Routes a session waiting for its second factor may reach. */
 const MFA_PENDING_ROUTES = new Set(['auth.submitMfa', 'auth.logout', 'auth.me']);
 
+const AUTOLOGIN_PATH_PREFIX = '/api/autologin/';
+
 function isDeployRequest(request: Request): boolean {
     return request.path.startsWith('/api/') && errorShapeFor(request.path) === 'deploy' && !request.path.startsWith('/api/swagger');
 }
@@ -100,7 +102,8 @@ export const deploySecurityPlugin: Plugin<undefined> = {
             key: CSRF_COOKIE,
             restful: true,
             headerName: 'X-CSRF-Token',
-            skip: (request?: Request) => !request || !isDeployRequest(request),
+            // The auto-login answers on an app's own domain (through nginx): no Gatehouse cookie goes there.
+            skip: (request?: Request) => !request || !isDeployRequest(request) || request.path.startsWith(AUTOLOGIN_PATH_PREFIX),
             cookieOptions: { path: '/', isSecure: secure, isHttpOnly: false, isSameSite: 'Strict' },
         };
         await server.register({ plugin: Crumb, options: crumbOptions });

@@ -107,17 +107,49 @@ export interface OidcClient {
     adminClaimFor?: string;
 }
 
-/** What ensureOidcClient changed, so that a failed run can put it back. */
-export interface OidcClientChanges {
+/** What making a provider and its application changed, so that a failed run can put it back. */
+export interface ProviderChanges {
     providerId: number;
     providerCreated: boolean;
     applicationCreated: boolean;
-    /** The provider's fields before an update, as the provider answered them. */
+    /** The provider's fields before an update, in the client's request shape. */
     previousProvider: Record<string, unknown> | null;
     previousGroups: string[] | null;
+}
+
+/** What ensureOidcClient changed. */
+export interface OidcClientChanges extends ProviderChanges {
     /** The claim mapping made for this client, removed on undo. */
     createdMapping: string | null;
 }
+
+/** Where a SAML service provider finds the app's identity provider. */
+export interface SamlEndpoints {
+    entityId: string;
+    ssoRedirectUrl: string;
+    ssoPostUrl: string;
+    sloRedirectUrl: string;
+    metadataUrl: string;
+}
+
+/** A SAML provider for one app: signed assertions, the username as NameID, its application bound to the app's groups. */
+export interface SamlApp {
+    /** `dp-<app>-saml`: the provider's name and the application's slug. */
+    objectName: string;
+    title: string;
+    launchUrl: string;
+    /** Where the identity provider posts its answer: the app's assertion consumer service. */
+    acsUrl: string;
+    /** The service provider's entity ID the assertion is for; empty: the one the request names. */
+    audience: string;
+    authorizationFlow: string;
+    invalidationFlow: string;
+    signingKey: string | null;
+    groups: string[];
+}
+
+/** What ensureSamlProvider changed. */
+export type SamlChanges = ProviderChanges;
 
 /** Runs the work alone among everyone who serialises with the same key (an outpost's provider list). */
 export type Serialise = <T>(key: string, work: () => Promise<T>) => Promise<T>;
@@ -137,6 +169,10 @@ export interface IdentityProvider {
     replaceGroups(objectName: string, groups: string[]): Promise<string[]>;
     ensureOidcClient(client: OidcClient): Promise<OidcClientChanges>;
     undoOidcClient(client: OidcClient, changes: OidcClientChanges): Promise<void>;
+    ensureSamlProvider(app: SamlApp): Promise<SamlChanges>;
+    undoSamlProvider(app: SamlApp, changes: SamlChanges): Promise<void>;
+    /** The PEM certificate the SAML provider `objectName` signs with; null when it has none or does not exist. */
+    samlCertificate(objectName: string): Promise<string | null>;
     /** Removes the application named `objectName` and the provider of that name, whatever its kind; answers what it removed. */
     removeApplication(objectName: string): Promise<string[]>;
 }
@@ -147,6 +183,8 @@ export interface IdentityProviderKind {
     connect(credentials: IdpCredentials, options?: { timeoutMs?: number }): IdentityProvider;
     /** The issuer, discovery and logout URLs of the OpenID client named `objectName`, without asking the provider. */
     oidcEndpoints(url: string, objectName: string): OidcEndpoints;
+    /** The SAML URLs of the provider named `objectName`, without asking the provider. */
+    samlEndpoints(url: string, objectName: string): SamlEndpoints;
     /** The defaults a bootstrap picks from a discovery. */
     defaults(discovery: Discovery): { outpost?: NamedRef; authorizationFlow?: FlowRef; invalidationFlow?: FlowRef; signingKey?: NamedRef };
 }

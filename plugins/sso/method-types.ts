@@ -3,7 +3,7 @@
  * `plugins/sso/` whose default export is a `SignInMethod`; the file's name is the method's name.
  */
 import type { HostConfig } from '../../lib/config.ts';
-import type { IdentityProvider, OidcEndpoints } from '../idp/idp-types.ts';
+import type { IdentityProvider, OidcEndpoints, SamlEndpoints } from '../idp/idp-types.ts';
 import type { SiteSpec } from '../deploy/domain/nginx/site-types.ts';
 
 export type MethodNeed = 'adminUser' | 'samlAcs' | 'sharedUser' | 'sharedPassword';
@@ -16,12 +16,20 @@ export interface MethodSettings {
     origin: string;
     adminUser?: string;
     samlAcs?: string;
+    /** The service provider's entity ID the assertions are for; the one its requests name when unset. */
+    samlAudience?: string;
     sharedUser?: string;
     sharedPassword?: string;
     /** The connected identity provider's URL. */
     idpUrl?: string;
+    /** The auto-login adapter and the app's login page (found by the adapter when not given). */
+    login?: { adapter: string; path?: string };
+    /** Where nginx reaches Gatehouse's auto-login, and the app's token for it (opened in runs only). */
+    autologin?: { gatehouseUrl: string; token?: string };
     /** The app's OpenID client, when the provider is connected; the secret only where it may be shown or used. */
     oidc?: { endpoints: OidcEndpoints; clientId: string; clientSecret?: string };
+    /** The app's SAML provider, when the provider is connected; its certificate when the caller asked for it. */
+    saml?: { endpoints: SamlEndpoints; certificate?: string };
 }
 
 export interface MethodCheck {

@@ -10,6 +10,26 @@ import { CLIENT_SECRET_VARIABLE } from './oidc.ts';
 
 const PLACEHOLDER = /\{\{([A-Z][A-Z0-9_]*)\}\}/g;
 
+/** Every placeholder a compose file or a recipe may hold (the seed's list); any other name is a mistake. */
+export const PLACEHOLDER_NAMES = [
+    'URL',
+    'FQDN',
+    'OIDC_ISSUER',
+    'OIDC_CONFIG_URL',
+    'OIDC_LOGOUT_URL',
+    'OIDC_CLIENT_ID',
+    'OIDC_CLIENT_SECRET',
+    'GATEWAY',
+    'IDP_URL',
+    'ADMIN_USER',
+    'ADMIN_EMAIL',
+] as const;
+
+/** The placeholder names a text holds, each once. */
+export function placeholdersIn(text: string): string[] {
+    return [...new Set([...text.matchAll(PLACEHOLDER)].map((match) => match[1] ?? ''))];
+}
+
 export function placeholderValues(settings: MethodSettings): Record<string, string> {
     const oidc = settings.oidc;
     return {

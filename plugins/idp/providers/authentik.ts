@@ -23,6 +23,7 @@ import {
     ProvidersApi,
     ProxyMode,
     ResponseError,
+    SAMLBindingsEnum,
 } from '@goauthentik/api';
 
 import {
@@ -38,6 +39,10 @@ import {
     type OidcClient,
     type OidcClientChanges,
     type OidcEndpoints,
+    type ProviderChanges,
+    type SamlApp,
+    type SamlChanges,
+    type SamlEndpoints,
     type Serialise,
 } from '../idp-types.ts';
 
@@ -49,6 +54,9 @@ const PAGE_SIZE = 100;
 const OIDC_SCOPES = ['openid', 'email', 'profile'].map((scope) => `goauthentik.io/providers/oauth2/scope-${scope}`);
 // Since 2026.5 a provider made through the API without grant types gets none, and refuses every authorization.
 const OIDC_GRANT_TYPES = [GrantTypeEnum.AuthorizationCode, GrantTypeEnum.RefreshToken];
+const SAML_MAPPING = 'goauthentik.io/providers/saml';
+const SAML_NAME_ID = `${SAML_MAPPING}/username`;
+const SAML_ATTRIBUTES = ['username', 'email', 'name', 'groups', 'uid'].map((name) => `${SAML_MAPPING}/${name}`);
 
 type Json = Record<string, unknown>;
 
@@ -432,6 +440,12 @@ class Authentik implements IdentityProvider {
                 removed.push(`OAuth2/OpenID provider ${objectName}`);
             }
 
+            const saml = await this.#findSamlProvider(objectName);
+            if (saml) {
+                await this.#providers.providersSamlDestroyRaw({ id: Number(saml.pk) });
+                removed.push(`SAML provider ${objectName}`);
+            }
+
             const mapping = await this.#findClaimMapping(objectName);
             if (mapping) {
                 await this.#mappings.propertymappingsProviderScopeDestroyRaw({ pmUuid: text(mapping.pk) });
@@ -440,6 +454,114 @@ class Authentik implements IdentityProvider {
 
             return removed;
         });
+    }
+
+    async #findSamlProvider(name: string): Promise<Json | undefined> {
+        const found = await this.#all((page) => this.#providers.providersSamlListRaw({ name, page, pageSize: PAGE_SIZE }));
+        return found.find((provider) => provider.name === name);
+    }
+
+    async #samlMappings(): Promise<{ nameId: string; attributes: string[] }> {
+        const managed = await this.#all((page) =>
+            this.#mappings.propertymappingsProviderSamlListRaw({ managed: [SAML_NAME_ID, ...SAML_ATTRIBUTES], page, pageSize: PAGE_SIZE }),
+        );
+        const pkOf = (name: string) => managed.find((mapping) => mapping.managed === name)?.pk;
+        const nameId = pkOf(SAML_NAME_ID);
+        if (nameId === undefined) {
+            throw new IdpError('not-found', `authentik has no SAML mapping ${SAML_NAME_ID}: its system blueprints have not run`);
+        }
+
+        const attributes = SAML_ATTRIBUTES.map(pkOf).filter((pk) => pk !== undefined);
+        return { nameId: text(nameId), attributes: attributes.map(text) };
+    }
+
+    async ensureSamlProvider(app: SamlApp): Promise<SamlChanges> {
+        return await this.#call(`setting up ${app.objectName}`, async () => {
+            const mappings = await this.#samlMappings();
+            const fields = {
+                authorizationFlow: app.authorizationFlow,
+                invalidationFlow: app.invalidationFlow,
+                acsUrl: app.acsUrl,
+                audience: app.audience,
+                signingKp: app.signingKey,
+                signAssertion: true,
+                signResponse: true,
+                nameIdMapping: mappings.nameId,
+                propertyMappings: mappings.attributes,
+                // Service providers such as mod_auth_mellon take the answer only by POST at their ACS.
+                spBinding: SAMLBindingsEnum.Post,
+            };
+            return await this.#ensureWithApplication(app, await this.#findSamlProvider(app.objectName), {
+                create: () => json(this.#providers.providersSamlCreateRaw({ sAMLProviderRequest: { name: app.objectName, ...fields } })),
+                update: (id) => this.#providers.providersSamlPartialUpdateRaw({ id, patchedSAMLProviderRequest: fields }),
+                previous: previousSamlFields,
+            });
+        });
+    }
+
+    async undoSamlProvider(app: SamlApp, changes: SamlChanges): Promise<void> {
+        await this.#call(`undoing the changes to ${app.objectName}`, async () => {
+            await this.#undoApplication(app.objectName, changes);
+            if (changes.providerCreated) {
+                await this.#providers.providersSamlDestroyRaw({ id: changes.providerId });
+            } else if (changes.previousProvider) {
+                await this.#providers.providersSamlPartialUpdateRaw({
+                    id: changes.providerId,
+                    patchedSAMLProviderRequest: changes.previousProvider,
+                });
+            }
+        });
+    }
+
+    async samlCertificate(objectName: string): Promise<string | null> {
+        return await this.#call(`reading the certificate of ${objectName}`, async () => {
+            const provider = await this.#findSamlProvider(objectName);
+            const keypair = provider?.signing_kp;
+            if (keypair === null || keypair === undefined) {
+                return null;
+            }
+
+            const view = await json<{ data: string }>(
+                this.#crypto.cryptoCertificatekeypairsViewCertificateRetrieveRaw({ kpUuid: text(keypair) }),
+            );
+            return view.data;
+        });
+    }
+
+    /** Makes the provider (or updates the one there), then its application, bound to the groups; answers what changed. */
+    async #ensureWithApplication(
+        app: { objectName: string; title: string; launchUrl: string; groups: string[] },
+        existing: Json | undefined,
+        provider: {
+            create: () => Promise<Json>;
+            update: (id: number) => Promise<unknown>;
+            previous: (existing: Json) => Record<string, unknown>;
+        },
+    ): Promise<ProviderChanges> {
+        const providerId = existing ? Number(existing.pk) : Number((await provider.create()).pk);
+        if (existing) {
+            await provider.update(providerId);
+        }
+
+        const application = await this.#ensureApplication(app, providerId);
+        const before = await this.#bindGroups(application.pk, app.groups);
+        return {
+            providerId,
+            providerCreated: !existing,
+            applicationCreated: application.created,
+            previousProvider: existing ? provider.previous(existing) : null,
+            previousGroups: application.created ? null : before,
+        };
+    }
+
+    /** Deletes an application the run made, or binds the groups it had before. */
+    async #undoApplication(slug: string, changes: { applicationCreated: boolean; previousGroups: string[] | null }): Promise<void> {
+        if (changes.applicationCreated) {
+            await this.#core.coreApplicationsDestroyRaw({ slug });
+        } else if (changes.previousGroups) {
+            const application = await json(this.#core.coreApplicationsRetrieveRaw({ slug }));
+            await this.#bindGroups(text(application.pk), changes.previousGroups);
+        }
     }
 
     async #findOAuth2Provider(name: string): Promise<Json | undefined> {
@@ -503,42 +625,19 @@ class Authentik implements IdentityProvider {
                 signingKey: client.signingKey,
                 propertyMappings: mappings.pks,
             };
-            const existing = await this.#findOAuth2Provider(client.objectName);
-            const providerId = existing
-                ? Number(existing.pk)
-                : Number(
-                      (
-                          await json(
-                              this.#providers.providersOauth2CreateRaw({ oAuth2ProviderRequest: { name: client.objectName, ...fields } }),
-                          )
-                      ).pk,
-                  );
-            if (existing) {
-                await this.#providers.providersOauth2PartialUpdateRaw({ id: providerId, patchedOAuth2ProviderRequest: fields });
-            }
-
-            const application = await this.#ensureApplication(client, providerId);
-            const before = await this.#bindGroups(application.pk, client.groups);
-            return {
-                providerId,
-                providerCreated: !existing,
-                applicationCreated: application.created,
-                previousProvider: existing ? previousOAuth2Fields(existing) : null,
-                previousGroups: application.created ? null : before,
-                createdMapping: mappings.created,
-            };
+            const changes = await this.#ensureWithApplication(client, await this.#findOAuth2Provider(client.objectName), {
+                create: () =>
+                    json(this.#providers.providersOauth2CreateRaw({ oAuth2ProviderRequest: { name: client.objectName, ...fields } })),
+                update: (id) => this.#providers.providersOauth2PartialUpdateRaw({ id, patchedOAuth2ProviderRequest: fields }),
+                previous: previousOAuth2Fields,
+            });
+            return { ...changes, createdMapping: mappings.created };
         });
     }
 
     async undoOidcClient(client: OidcClient, changes: OidcClientChanges): Promise<void> {
         await this.#call(`undoing the changes to ${client.objectName}`, async () => {
-            if (changes.applicationCreated) {
-                await this.#core.coreApplicationsDestroyRaw({ slug: client.objectName });
-            } else if (changes.previousGroups) {
-                const application = await json(this.#core.coreApplicationsRetrieveRaw({ slug: client.objectName }));
-                await this.#bindGroups(text(application.pk), changes.previousGroups);
-            }
-
+            await this.#undoApplication(client.objectName, changes);
             if (changes.providerCreated) {
                 await this.#providers.providersOauth2DestroyRaw({ id: changes.providerId });
             } else if (changes.previousProvider) {
@@ -568,6 +667,22 @@ function adminClaimExpression(adminUser: string): string {
     return `return {"svc_groups": ["admin"] if request.user.username == ${pythonString(adminUser)} else ["user"]}`;
 }
 
+/** The fields ensureSamlProvider sets, as the provider had them, in the client's request shape. */
+function previousSamlFields(provider: Json): Record<string, unknown> {
+    return {
+        authorizationFlow: text(provider.authorization_flow),
+        invalidationFlow: text(provider.invalidation_flow),
+        acsUrl: text(provider.acs_url),
+        audience: text(provider.audience),
+        signingKp: provider.signing_kp ?? null,
+        signAssertion: provider.sign_assertion,
+        signResponse: provider.sign_response,
+        nameIdMapping: provider.name_id_mapping ?? null,
+        propertyMappings: provider.property_mappings,
+        spBinding: provider.sp_binding,
+    };
+}
+
 /** The fields ensureOidcClient sets, as the provider had them, in the client's request shape. */
 function previousOAuth2Fields(provider: Json): Record<string, unknown> {
     const redirects = (provider.redirect_uris as Json[] | undefined) ?? [];
@@ -594,6 +709,17 @@ const authentik: IdentityProviderKind = {
     oidcEndpoints: (url: string, objectName: string): OidcEndpoints => {
         const root = `${url.replace(/\/+$/, '')}/application/o/${objectName}`;
         return { issuer: `${root}/`, configUrl: `${root}/.well-known/openid-configuration`, logoutUrl: `${root}/end-session/` };
+    },
+    // Since 2026.5 the entity ID is the metadata URL unless issuer_override says otherwise (reference §5).
+    samlEndpoints: (url: string, objectName: string): SamlEndpoints => {
+        const root = `${url.replace(/\/+$/, '')}/application/saml/${objectName}`;
+        return {
+            entityId: `${root}/metadata/`,
+            ssoRedirectUrl: `${root}/sso/binding/redirect/`,
+            ssoPostUrl: `${root}/sso/binding/post/`,
+            sloRedirectUrl: `${root}/slo/binding/redirect/`,
+            metadataUrl: `${root}/metadata/`,
+        };
     },
     defaults: (discovery) => ({
         outpost: discovery.outposts.find((outpost) => outpost.managed === EMBEDDED_OUTPOST),

@@ -23,6 +23,7 @@ const ROLES_OF_ROUTES = {
         'auth.logout',
         'auth.me',
         'auth.submitMfa',
+        'autologin.autoLogin',
         'health.getHealth',
         'oidc.completeSignIn',
         'oidc.startSignIn',

@@ -11,6 +11,7 @@ import { loadIdpKind } from '../../../idp/idp-kinds.ts';
 import type { MethodSettings } from '../../../sso/method-types.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, oidcObjectName } from '../../../sso/oidc.ts';
+import { samlObjectName } from '../../../sso/saml.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { METHOD_STEP, SIGN_IN_STEP } from '../engine/access-steps.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
@@ -48,6 +49,9 @@ async function lastCheck(server: Server, app: string) {
 export interface OpenedSecrets {
     sharedPassword?: string;
     clientSecret?: boolean;
+    autologinToken?: string;
+    /** Read the SAML provider's certificate from the identity provider (for the values shown, not for runs). */
+    samlCertificate?: boolean;
 }
 
 /** The app's OpenID client as its secrets and the connected provider describe it; only when its method is OpenID Connect. */
@@ -64,21 +68,50 @@ async function oidcOf(server: Server, app: AppRecord, revealSecret: boolean): Pr
     return { endpoints, clientId, ...(revealSecret && clientSecret ? { clientSecret } : {}) };
 }
 
+/** The app's SAML provider as the connected provider names it; only when its method is SAML. */
+async function samlOf(server: Server, app: AppRecord, withCertificate: boolean): Promise<MethodSettings['saml']> {
+    const connection = await idpConnection(server).stored();
+    if (app.draft.account !== 'saml' || !connection) {
+        return undefined;
+    }
+
+    const objectName = samlObjectName(app.name);
+    const endpoints = (await loadIdpKind(connection.kind)).samlEndpoints(connection.url, objectName);
+    if (!withCertificate) {
+        return { endpoints };
+    }
+
+    // The values are shown even when the provider does not answer; the certificate is then left out.
+    const certificate = await idpConnection(server)
+        .client()
+        .then((provider) => provider.samlCertificate(objectName))
+        .catch(() => null);
+    return { endpoints, ...(certificate ? { certificate } : {}) };
+}
+
 /** What a sign-in method works with, from the app's draft; secrets opened only where `opened` says. */
 export async function methodSettingsOf(server: Server, app: AppRecord, opened: OpenedSecrets = {}): Promise<MethodSettings> {
     const host: HostConfig = server.app.config.host;
     const connection = await idpConnection(server).stored();
     const oidc = await oidcOf(server, app, opened.clientSecret === true);
+    const saml = await samlOf(server, app, opened.samlCertificate === true);
     return {
         app: app.name,
         domain: app.domain,
         origin: siteAddress({ host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
         ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
         ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
+        ...(app.draft.samlAudience ? { samlAudience: app.draft.samlAudience } : {}),
         ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),
         ...(opened.sharedPassword ? { sharedPassword: opened.sharedPassword } : {}),
         ...(connection ? { idpUrl: connection.url } : {}),
         ...(oidc ? { oidc } : {}),
+        ...(saml ? { saml } : {}),
+        ...(app.draft.login ? { login: app.draft.login } : {}),
+        autologin: {
+            gatehouseUrl: `http://127.0.0.1:${server.info.port}`,
+            ...(opened.autologinToken ? { token: opened.autologinToken } : {}),
+        },
     };
 }
 
@@ -90,7 +123,7 @@ export async function describeIdentity(server: Server, app: AppRecord, revealSec
         account,
         adminUser: app.draft.adminUser ?? null,
         options: await options(),
-        values: method ? method.values(await methodSettingsOf(server, app, { clientSecret: revealSecrets })) : {},
+        values: method ? method.values(await methodSettingsOf(server, app, { clientSecret: revealSecrets, samlCertificate: true })) : {},
         check: await lastCheck(server, app.name),
     };
 }

@@ -131,7 +131,13 @@ export function filesOnDisk(server: Server, name: string, revealSecrets: boolean
     });
 }
 
-/** A site written by a run may carry a shared account's credentials (HTTP Basic): never shown, to anyone. */
+/**
+ * A site written by a run may carry a shared account's credentials (HTTP Basic) or the app's auto-login token:
+ * never shown, to anyone.
+ */
 export function maskSiteCredentials(site: string): string {
-    return site.replace(/(proxy_set_header\s+Authorization\s+)("[^"]*"|'[^']*'|\S+);/gi, `$1"${maskSecret('x')}";`);
+    return site.replace(
+        /(proxy_set_header\s+(?:Authorization|X-Gatehouse-Autologin-Token)\s+)("[^"]*"|'[^']*'|\S+);/gi,
+        `$1"${maskSecret('x')}";`,
+    );
 }

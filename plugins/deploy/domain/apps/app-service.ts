@@ -247,6 +247,31 @@ export class AppService {
             : undefined;
     }
 
+    /** The app's auto-login token, made and sealed on first use: for a run's site only, never for an answer. */
+    async autologinTokenOf(name: string): Promise<string> {
+        const row = await this.#knex('dp_apps').where({ name }).first('autologin_token_sealed');
+        if (row?.autologin_token_sealed) {
+            return this.#server.app.sealer.open(String(row.autologin_token_sealed), this.#aad(name, 'autologin_token'));
+        }
+
+        const token = Crypto.randomBytes(32).toString('base64url');
+        const sealed = this.#server.app.sealer.seal(token, this.#aad(name, 'autologin_token'));
+        await this.#knex('dp_apps').where({ name }).update({ autologin_token_sealed: sealed });
+        return token;
+    }
+
+    /** Whether `presented` is the app's auto-login token, compared in constant time; false for an app without one. */
+    async isAutologinToken(name: string, presented: string): Promise<boolean> {
+        const row = await this.#knex('dp_apps').where({ name }).first('autologin_token_sealed');
+        if (!row?.autologin_token_sealed) {
+            return false;
+        }
+
+        const token = this.#server.app.sealer.open(String(row.autologin_token_sealed), this.#aad(name, 'autologin_token'));
+        const [expected, given] = [token, presented].map((value) => Crypto.createHash('sha256').update(value).digest());
+        return Crypto.timingSafeEqual(expected as Buffer, given as Buffer);
+    }
+
     async hasSharedPassword(name: string): Promise<boolean> {
         const row = await this.#knex('dp_apps').where({ name }).first('shared_password_sealed');
         return Boolean(row?.shared_password_sealed);

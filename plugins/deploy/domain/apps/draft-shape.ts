@@ -24,6 +24,8 @@ export interface DraftInput {
     samlAudience?: string;
     sharedUser?: string;
     sharedPassword?: string;
+    /** The auto-login adapter and the app's login page (found by the adapter when not given). */
+    login?: { adapter: string; path?: string };
     step?: string;
 }
 

@@ -17,6 +17,7 @@ import { modelFromJson } from '../compose/compose-read.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { fillPlaceholders, placeholderValues } from '../../../sso/placeholders.ts';
+import { adapterNames } from '../../../sso/autologin/adapters.ts';
 import { appAccess } from '../access/access-service.ts';
 import { methodSettingsOf } from '../access/identity.ts';
 import type { AccountMethod } from '../apps/draft-shape.ts';
@@ -45,8 +46,10 @@ export interface SignInChange {
     account?: string;
     adminUser?: string;
     samlAcs?: string;
+    samlAudience?: string;
     sharedUser?: string;
     sharedPassword?: string;
+    login?: { adapter: string; path?: string };
     acceptRisks?: boolean;
 }
 
@@ -211,7 +214,12 @@ export class LifecycleService {
         }
 
         const sharedPassword = await apps(this.#server).sharedPasswordOf(app.name);
-        const settings = await methodSettingsOf(this.#server, app, { ...(sharedPassword ? { sharedPassword } : {}), clientSecret: true });
+        const autologinToken = method === 'autologin' ? await apps(this.#server).autologinTokenOf(app.name) : undefined;
+        const settings = await methodSettingsOf(this.#server, app, {
+            ...(sharedPassword ? { sharedPassword } : {}),
+            ...(autologinToken ? { autologinToken } : {}),
+            clientSecret: true,
+        });
         return { method, settings };
     }
 
@@ -227,6 +235,12 @@ export class LifecycleService {
         const method = await loadMethod(account);
         if (!method) {
             throw new ValidationError(`account: the ${account} method is not available yet; available: ${methodNames().join(', ')}`);
+        }
+
+        if (change.login && !adapterNames().includes(change.login.adapter)) {
+            throw new ValidationError(
+                `login.adapter: there is no auto-login adapter ${change.login.adapter}; available: ${adapterNames().join(', ')}`,
+            );
         }
 
         if (!(await idpConnection(this.#server).active())) {
@@ -251,8 +265,10 @@ export class LifecycleService {
             account: app.draft.account ?? '',
             adminUser: app.draft.adminUser ?? '',
             samlAcs: app.draft.samlAcs ?? '',
+            samlAudience: app.draft.samlAudience ?? '',
             sharedUser: app.draft.sharedUser ?? '',
             sharedPassword: previousPassword ?? '',
+            ...(app.draft.login ? { login: app.draft.login } : {}),
         };
         const saved = await apps(this.#server).saveDraft(app.name, {
             account: account as AccountMethod,

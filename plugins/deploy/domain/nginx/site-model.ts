@@ -10,7 +10,7 @@ import { assertHostAccess, type SitePlaces } from './site-access.ts';
 import { checkSite } from './site-check.ts';
 import { parseSite, readSite } from './site-parse.ts';
 import { normalizeSite, renderSite } from './site-render.ts';
-import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, type SiteSpec } from './site-types.ts';
+import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, SERVICE_PATH_PREFIX, type SiteSpec } from './site-types.ts';
 import { type ConfFile, ConfSyntaxError, ConfTooDeepError, readConf } from './syntax.ts';
 
 export { checkSite } from './site-check.ts';
@@ -134,7 +134,8 @@ export function siteHasTls(site: string): boolean {
     return /\blisten\s+[^;]*\bssl\b/.test(site);
 }
 
-/** The upstreams the site's modelled locations proxy to, each once. */
+/** The upstreams the site's modelled locations proxy to, each once; Gatehouse's own service paths are not the app's. */
 export function siteUpstreams(site: string): string[] {
-    return [...new Set(readSite(site).spec.locations.map((location) => location.proxyPass))];
+    const locations = readSite(site).spec.locations.filter((location) => !location.path.startsWith(SERVICE_PATH_PREFIX));
+    return [...new Set(locations.map((location) => location.proxyPass))];
 }

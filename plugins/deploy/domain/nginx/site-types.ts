@@ -51,6 +51,8 @@ export const DEFAULT_FORWARDED_HEADERS = [
     'X-authentik-uid',
 ];
 export const OUTPOST_PATH = '/outpost.goauthentik.io';
+/** Paths on an app's domain that Gatehouse serves itself (`/__svc/autologin`): not the app, so never probed as it. */
+export const SERVICE_PATH_PREFIX = '/__svc/';
 export const SIGN_IN_LOCATION = '@goauthentik_proxy_signin';
 export const ACME_PATH = '/.well-known/acme-challenge/';
 
