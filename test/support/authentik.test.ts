@@ -253,9 +253,9 @@ describe('authentik stand-in: admin API', () => {
         });
         expect(unknown.status).to.equal(404);
         expect(await unknown.json()).to.equal({ detail: 'Not found.' });
-        expect((await refusal(api.providers.providersSamlListRaw({}))).status).to.equal(501);
+        expect((await refusal(api.providers.providersLdapListRaw({}))).status).to.equal(501);
         expect(standIn.violations).to.have.length(1);
-        expect(standIn.violations[0]).to.contain('providers_saml_list');
+        expect(standIn.violations[0]).to.contain('providers_ldap_list');
         standIn.violations.length = 0;
     });
 

@@ -39,7 +39,7 @@ function launchUrl(store: Store, application: ApplicationRecord): string | null 
     }
 
     const provider = findProvider(store, application.provider);
-    return provider ? PROVIDER_KINDS[provider.kind].launchUrl(provider) : null;
+    return provider ? PROVIDER_KINDS[provider.kind].launchUrl(store, provider) : null;
 }
 
 export function showApplication(store: Store, application: ApplicationRecord): Json {

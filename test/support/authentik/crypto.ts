@@ -2,9 +2,14 @@
  * Certificate-key pairs: the self-signed one authentik makes at install, and `/crypto/certificatekeypairs/`. A pair
  * with a private key gets a real RSA key, made the first time something signs with it.
  */
+import ChildProcess from 'node:child_process';
 import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Os from 'node:os';
+import Path from 'node:path';
 
 import type { ApiOperations } from './api.ts';
+import { notFound } from './errors.ts';
 import type { Json } from './http.ts';
 import { paginated, searched } from './pagination.ts';
 import { type KeypairRecord, type Store, timestamp, uuid } from './store.ts';
@@ -54,7 +59,43 @@ export function showKeypair(keypair: KeypairRecord): Json {
     };
 }
 
+const certificates = new WeakMap<KeypairRecord, string>();
+
+/** The keypair's self-signed certificate (PEM) over its RSA key, made with openssl the first time it is asked for. */
+export function certificateOf(keypair: KeypairRecord): string | undefined {
+    const key = privateKeyOf(keypair);
+    if (!key) return undefined;
+    let certificate = certificates.get(keypair);
+    if (!certificate) {
+        // openssl reads the key from a file: a pipe (/dev/stdin, "-") is not readable here.
+        const folder = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'authentik-stand-in-key-'));
+        try {
+            const keyFile = Path.join(folder, 'key.pem');
+            Fs.writeFileSync(keyFile, key.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
+            const subject = `/${keypair.cert_subject.replace(/,\s*/g, '/')}`;
+            const args = ['req', '-x509', '-new', '-sha256', '-days', '365', '-key', keyFile, '-subj', subject];
+            certificate = ChildProcess.execFileSync('openssl', args, { encoding: 'utf8' });
+        } finally {
+            Fs.rmSync(folder, { recursive: true, force: true });
+        }
+
+        certificates.set(keypair, certificate);
+    }
+
+    return certificate;
+}
+
 export const cryptoOperations: ApiOperations = {
+    crypto_certificatekeypairs_view_certificate_retrieve: {
+        access: 'objects',
+        run({ store, params }) {
+            const keypair = store.keypairs.find((candidate) => candidate.pk === params.kp_uuid);
+            const certificate = keypair && certificateOf(keypair);
+            if (!certificate) throw notFound();
+            return { status: 200, body: { data: certificate } };
+        },
+    },
+
     crypto_certificatekeypairs_list: {
         access: 'objects',
         run({ store, query }) {

@@ -1,7 +1,7 @@
 /**
  * What every kind of provider shares: the `Provider` shape (in `provider_obj` and `providers_obj`), the flows they
  * refer to, unique names across kinds, and what deleting one does. A kind of provider (proxy-providers.ts,
- * oauth2-providers.ts; SAML later) adds its own fields, rules and operations, and an entry in PROVIDER_KINDS.
+ * oauth2-providers.ts, saml-providers.ts) adds its own fields, rules and operations, and an entry in PROVIDER_KINDS.
  */
 import type { ApiContext, ApiOperations } from './api.ts';
 import { notFound, notUnique, unknownPk } from './errors.ts';
@@ -17,7 +17,7 @@ export interface ProviderKind {
     component: string;
     metaModelName: string;
     /** Where an application of this provider is opened, when the application names no launch URL. */
-    launchUrl(provider: ProviderRecord): string | null;
+    launchUrl(store: Store, provider: ProviderRecord): string | null;
 }
 
 /** `OAuth2Provider.launch_url`: the first authorization redirect URI without its path, as `urlparse(...)._replace(path="")`. */
@@ -33,14 +33,25 @@ export const PROVIDER_KINDS: Record<ProviderRecord['kind'], ProviderKind> = {
         verboseNamePlural: 'Proxy Providers',
         component: 'ak-provider-proxy-form',
         metaModelName: 'authentik_providers_proxy.proxyprovider',
-        launchUrl: (provider) => (provider.kind === 'proxy' ? provider.external_host : null),
+        launchUrl: (_store, provider) => (provider.kind === 'proxy' ? provider.external_host : null),
     },
     oauth2: {
         verboseName: 'OAuth2/OpenID Provider',
         verboseNamePlural: 'OAuth2/OpenID Providers',
         component: 'ak-provider-oauth2-form',
         metaModelName: 'authentik_providers_oauth2.oauth2provider',
-        launchUrl: (provider) => (provider.kind === 'oauth2' ? oauth2LaunchUrl(provider) : null),
+        launchUrl: (_store, provider) => (provider.kind === 'oauth2' ? oauth2LaunchUrl(provider) : null),
+    },
+    saml: {
+        verboseName: 'SAML Provider',
+        verboseNamePlural: 'SAML Providers',
+        component: 'ak-provider-saml-form',
+        metaModelName: 'authentik_providers_saml.samlprovider',
+        // `SAMLProvider.launch_url`: the IdP-initiated URL, a path (Django's `reverse`).
+        launchUrl: (store, provider) => {
+            const application = applicationOf(store, provider);
+            return application ? `/application/saml/${application.slug}/sso/binding/init/` : null;
+        },
     },
 };
 
@@ -101,7 +112,7 @@ export function checkUniqueName(store: Store, name: unknown, except?: ProviderRe
 export function deleteProvider(store: Store, provider: ProviderRecord): void {
     store.providers.splice(store.providers.indexOf(provider), 1);
     for (const other of store.providers) {
-        other.jwt_federation_providers = other.jwt_federation_providers.filter((pk) => pk !== provider.pk);
+        if (other.kind !== 'saml') other.jwt_federation_providers = other.jwt_federation_providers.filter((pk) => pk !== provider.pk);
     }
 
     for (const outpost of store.outposts) {

@@ -1,9 +1,10 @@
 /**
  * An authentik stand-in for tests, since authentik itself cannot run here: its admin API (the operations Gatehouse
  * calls, checked both ways against the schema.yml of `@goauthentik/api`), its sign-in and authorization pages, the
- * embedded outpost's forward auth, and a real OpenID Connect provider behind each OAuth2 provider, on one HTTP server
- * on 127.0.0.1. It starts as a fresh install does: akadmin (in authentik Admins) with the bootstrap token, the
- * default flows, the self-signed keypair, the managed scope mappings, the embedded outpost.
+ * embedded outpost's forward auth, a real OpenID Connect provider behind each OAuth2 provider and a real SAML IdP
+ * behind each SAML provider, on one HTTP server on 127.0.0.1. It starts as a fresh install does: akadmin (in
+ * authentik Admins) with the bootstrap token, the default flows, the self-signed keypair, the managed scope and
+ * SAML mappings, the embedded outpost.
  */
 import Http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,12 +29,15 @@ import {
 } from './directory.ts';
 import { EmbeddedOutpost } from './embedded-outpost.ts';
 import { flowOperations, seedFlows, showFlow } from './flows.ts';
-import type { Json } from './http.ts';
+import type { Json, WebRequest } from './http.ts';
 import { oauth2ProviderOperations, showOAuth2Provider } from './oauth2-providers.ts';
-import { OpenIdEndpoints } from './openid-endpoints.ts';
+import { OpenIdEndpoints, type RawHandler } from './openid-endpoints.ts';
 import { outpostOperations, seedEmbeddedOutpost, showOutpost } from './outposts.ts';
 import { policyOperations, showBinding } from './policies.ts';
 import { proxyProviderOperations, showProxyProvider } from './proxy-providers.ts';
+import { SamlEndpoints } from './saml-endpoints.ts';
+import { samlMappingOperations, seedSamlMappings, showSamlMapping } from './saml-mappings.ts';
+import { samlProviderOperations, showSamlProvider, usesIssuerOverride } from './saml-providers.ts';
 import { scopeMappingOperations, seedScopeMappings, showScopeMapping } from './scope-mappings.ts';
 import { authentikDocument, type AuthentikDocument, Router } from './schema.ts';
 import { SchemaValidator } from './schema-validation.ts';
@@ -53,7 +57,9 @@ const OPERATIONS: ApiOperations = {
     ...outpostOperations,
     ...proxyProviderOperations,
     ...oauth2ProviderOperations,
+    ...samlProviderOperations,
     ...scopeMappingOperations,
+    ...samlMappingOperations,
     ...applicationOperations,
     ...policyOperations,
 };
@@ -75,28 +81,75 @@ export interface StandInState {
     flows: Json[];
     keypairs: Json[];
     scopeMappings: Json[];
+    samlMappings: Json[];
 }
 
 function showAnyProvider(store: Store, provider: ProviderRecord): Json {
-    return provider.kind === 'proxy' ? showProxyProvider(store, provider) : showOAuth2Provider(store, provider);
+    switch (provider.kind) {
+        case 'proxy':
+            return showProxyProvider(store, provider);
+        case 'oauth2':
+            return showOAuth2Provider(store, provider);
+        case 'saml':
+            return showSamlProvider(store, provider);
+    }
+}
+
+/** server.ts offers every request to its `openid` part first: this one passes the SAML side's requests on too. */
+class ProtocolEndpoints extends OpenIdEndpoints {
+    constructor(
+        store: Store,
+        web: AuthentikWeb,
+        violation: (text: string) => void,
+        private readonly saml: SamlEndpoints,
+    ) {
+        super(store, web, violation);
+    }
+
+    override route(request: WebRequest): RawHandler | undefined {
+        return this.saml.route(request) ?? super.route(request);
+    }
 }
 
 const schemas = new Map<string, { router: Router; validator: SchemaValidator }>();
 
-/** The schema as a server of that version answers: the installed document, less what older servers do not send. */
+/** Without `SessionUser.users`, which servers before 2026.8 do not send. */
+function withoutSessionUsers(document: AuthentikDocument): AuthentikDocument {
+    const sessionUser = document.schemas.SessionUser ?? {};
+    const required = (sessionUser.required as string[] | undefined) ?? [];
+    const adapted = { ...sessionUser, required: required.filter((field) => field !== 'users') };
+    return { ...document, schemas: { ...document.schemas, SessionUser: adapted } };
+}
+
+const ISSUER_OVERRIDE_FIELDS = ['issuer_override', 'url_issuer', 'url_unified', 'url_unified_init'];
+
+/** The SAML provider's entity ID as `issuer` (a string), as before 2026.5, without what came with `issuer_override`. */
+function withSamlIssuer(document: AuthentikDocument): AuthentikDocument {
+    const schemas = { ...document.schemas };
+    for (const name of ['SAMLProvider', 'SAMLProviderRequest', 'PatchedSAMLProviderRequest']) {
+        const schema = schemas[name] ?? {};
+        const properties = Object.fromEntries(
+            Object.entries((schema.properties ?? {}) as Record<string, unknown>).filter(
+                ([field]) => !ISSUER_OVERRIDE_FIELDS.includes(field),
+            ),
+        );
+        const required = ((schema.required as string[] | undefined) ?? []).filter((field) => !ISSUER_OVERRIDE_FIELDS.includes(field));
+        schemas[name] = { ...schema, properties: { ...properties, issuer: { type: 'string' } }, required };
+    }
+
+    return { ...document, schemas };
+}
+
+/** The schema as a server of that version answers: the installed document, less what older servers do not have. */
 function schemaFor(version: string): { router: Router; validator: SchemaValidator } {
-    const older = versionDropsSessionUsers(version);
-    const key = older ? 'without SessionUser.users' : 'as installed';
+    const dropsSessionUsers = versionDropsSessionUsers(version);
+    const samlIssuer = !usesIssuerOverride(version);
+    const key = `${dropsSessionUsers ? 'without' : 'with'} SessionUser.users, SAML ${samlIssuer ? 'issuer' : 'issuer_override'}`;
     let found = schemas.get(key);
     if (!found) {
         let document: AuthentikDocument = authentikDocument();
-        if (older) {
-            const sessionUser = document.schemas.SessionUser ?? {};
-            const required = (sessionUser.required as string[] | undefined) ?? [];
-            const adapted = { ...sessionUser, required: required.filter((field) => field !== 'users') };
-            document = { ...document, schemas: { ...document.schemas, SessionUser: adapted } };
-        }
-
+        if (dropsSessionUsers) document = withoutSessionUsers(document);
+        if (samlIssuer) document = withSamlIssuer(document);
         found = { router: new Router(document), validator: new SchemaValidator(document) };
         schemas.set(key, found);
     }
@@ -135,6 +188,7 @@ export class AuthentikStandIn {
         seedFlows(this.#store);
         seedKeypairs(this.#store);
         seedScopeMappings(this.#store);
+        seedSamlMappings(this.#store);
         const admin = seedDirectory(this.#store, this.bootstrapPassword);
         seedEmbeddedOutpost(this.#store);
         this.bootstrapToken = createToken(this.#store, { identifier: BOOTSTRAP_TOKEN_IDENTIFIER, user: admin, expiring: false }).key;
@@ -143,7 +197,7 @@ export class AuthentikStandIn {
         const api = new AdminApi(this.#store, router, validator, OPERATIONS, violation);
         const web = new AuthentikWeb(this.#store);
         const outpost = new EmbeddedOutpost(this.#store, web);
-        const openid = new OpenIdEndpoints(this.#store, web, violation);
+        const openid = new ProtocolEndpoints(this.#store, web, violation, new SamlEndpoints(this.#store, web, violation));
         const record = (request: RecordedRequest) => this.requests.push(request);
         server.on('request', requestListener({ api, web, outpost, openid, isDown: () => this.down, record, violation }));
     }
@@ -190,6 +244,7 @@ export class AuthentikStandIn {
             flows: store.flows.map(showFlow),
             keypairs: store.keypairs.map(showKeypair),
             scopeMappings: store.scopeMappings.map(showScopeMapping),
+            samlMappings: store.samlMappings.map(showSamlMapping),
         };
     }
 

@@ -145,8 +145,44 @@ export interface OAuth2ProviderRecord extends ProviderBase {
     jwt_federation_providers: number[];
 }
 
-/** Every kind of provider the stand-in serves; SAML records would join this union. */
-export type ProviderRecord = ProxyProviderRecord | OAuth2ProviderRecord;
+export type SamlBinding = 'redirect' | 'post';
+
+export interface SamlProviderRecord extends ProviderBase {
+    kind: 'saml';
+    /**
+     * No client id: declared only so that code comparing client ids across `store.providers` reads undefined here.
+     */
+    client_id?: never;
+    acs_url: string;
+    sls_url: string;
+    audience: string;
+    /** The entity ID up to 2026.5.0-rc1 (default "authentik"); shown only by those versions. */
+    issuer: string;
+    /** The entity ID from 2026.5: empty means the application's metadata URL. */
+    issuer_override: string;
+    assertion_valid_not_before: string;
+    assertion_valid_not_on_or_after: string;
+    session_valid_not_on_or_after: string;
+    name_id_mapping: string | null;
+    authn_context_class_ref_mapping: string | null;
+    digest_algorithm: string;
+    signature_algorithm: string;
+    signing_kp: string | null;
+    verification_kp: string | null;
+    encryption_kp: string | null;
+    sign_assertion: boolean;
+    sign_response: boolean;
+    sign_logout_request: boolean;
+    sign_logout_response: boolean;
+    sp_binding: SamlBinding;
+    sls_binding: SamlBinding;
+    logout_method: 'frontchannel_iframe' | 'frontchannel_native' | 'backchannel';
+    default_relay_state: string;
+    default_name_id_policy: string;
+}
+
+/** Every kind of provider the stand-in serves. */
+export type ProviderRecord = ProxyProviderRecord | OAuth2ProviderRecord | SamlProviderRecord;
 
 /** A scope mapping (`ScopeMapping`): the claims a scope adds, from a Python expression authentik runs. */
 export interface ScopeMappingRecord {
@@ -156,6 +192,16 @@ export interface ScopeMappingRecord {
     expression: string;
     scope_name: string;
     description: string;
+}
+
+/** A SAML property mapping (`SAMLPropertyMapping`): one assertion attribute, from a Python expression authentik runs. */
+export interface SamlMappingRecord {
+    pk: string;
+    managed: string | null;
+    name: string;
+    expression: string;
+    saml_name: string;
+    friendly_name: string | null;
 }
 
 export interface ApplicationRecord {
@@ -209,6 +255,7 @@ export class Store {
     readonly applications: ApplicationRecord[] = [];
     readonly bindings: BindingRecord[] = [];
     readonly scopeMappings: ScopeMappingRecord[] = [];
+    readonly samlMappings: SamlMappingRecord[] = [];
     readonly installId = uuid();
     #lastUserPk = 0;
     #lastGroupNumPk = 0;
