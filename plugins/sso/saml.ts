@@ -57,7 +57,8 @@ async function checkMetadata(settings: MethodSettings, site: string): Promise<Me
     }
 
     try {
-        const response = await fetch(endpoints.metadataUrl, { signal: AbortSignal.timeout(METADATA_TIMEOUT_MS), redirect: 'manual' });
+        // authentik answers the metadata URL with a redirect to the download.
+        const response = await fetch(endpoints.metadataUrl, { signal: AbortSignal.timeout(METADATA_TIMEOUT_MS) });
         const metadata = response.ok ? await response.text() : '';
         if (!metadata.includes(`entityID="${endpoints.entityId}"`)) {
             return { ok: false, text: `the metadata ${endpoints.metadataUrl} answered ${response.status} without the entity ID`, fix };
