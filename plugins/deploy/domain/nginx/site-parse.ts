@@ -4,7 +4,7 @@
  */
 import { ValidationError } from '../../../../lib/errors.ts';
 import { assertHostAccess, type SitePlaces } from './site-access.ts';
-import { forwardedVariable, PROXY_HEADERS, PROXY_REDIRECT, WEBSOCKET_HEADERS } from './site-render.ts';
+import { forwardedVariable, PROXY_HEADERS, PROXY_REDIRECTS, WEBSOCKET_HEADERS } from './site-render.ts';
 import {
     ACME_PATH,
     DEFAULT_FORWARDED_HEADERS,
@@ -105,7 +105,7 @@ class LocationReader {
             case 'proxy_http_version':
                 return args.join(' ') === '1.1';
             case 'proxy_redirect':
-                return args.join(' ') === PROXY_REDIRECT.join(' ');
+                return PROXY_REDIRECTS.some((redirect) => redirect.join(' ') === args.join(' '));
             case 'proxy_set_header':
                 return args.length === 2 && this.#requestHeader(args[0] ?? '', args[1] ?? '');
             case 'auth_request':

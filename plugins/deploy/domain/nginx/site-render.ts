@@ -28,10 +28,14 @@ export const PROXY_HEADERS: Array<[string, string]> = [
     ['X-Forwarded-Host', '$http_host'],
 ];
 /**
- * An app that does not know it sits behind the proxy builds its redirects from Host alone (`http://app.example/x`):
- * they are sent on with the scheme and port the visitor used, so that they neither downgrade to HTTP nor lose a port.
+ * An app that does not know it sits behind the proxy builds its redirects from Host alone (`http://app.example/x`, or
+ * `https://app.example/x` when it heeds X-Forwarded-Proto): they are sent on with the scheme and port the visitor
+ * used, so that they neither downgrade to HTTP nor lose a port.
  */
-export const PROXY_REDIRECT = ['http://$host/', '$scheme://$http_host/'];
+export const PROXY_REDIRECTS = [
+    ['http://$host/', '$scheme://$http_host/'],
+    ['https://$host/', '$scheme://$http_host/'],
+];
 export const WEBSOCKET_HEADERS: Array<[string, string]> = [
     ['Upgrade', '$http_upgrade'],
     ['Connection', 'upgrade'],
@@ -206,7 +210,10 @@ function writeAuthCheck(writer: Writer, spec: SiteSpec, location: LocationSpec, 
 
 function writeProxyLocation(writer: Writer, spec: SiteSpec, location: LocationSpec): void {
     writer.open(`location ${location.path}`).line(`proxy_pass ${location.proxyPass};`).line('proxy_http_version 1.1;');
-    writer.line(`proxy_redirect ${PROXY_REDIRECT.join(' ')};`);
+    for (const redirect of PROXY_REDIRECTS) {
+        writer.line(`proxy_redirect ${redirect.join(' ')};`);
+    }
+
     for (const [name, value] of PROXY_HEADERS) {
         writer.line(`proxy_set_header ${name} ${value};`);
     }
