@@ -10,6 +10,7 @@ import Path from 'node:path';
 import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR, ROUNDS, roundSeconds } from './harness.ts';
 import { benchAccounts } from './accounts.ts';
 import { benchActions } from './actions.ts';
+import { benchAutologin } from './autologin.ts';
 import { benchCompose } from './compose.ts';
 import { benchDeploy } from './deploy.ts';
 import { benchIdentity } from './identity.ts';
@@ -37,6 +38,7 @@ const BENCHES: Record<string, Bench> = {
     'sse-mariadb': () => benchSse('mysql'),
     deploy: benchDeploy,
     'sign-in-change': benchSignIn,
+    autologin: benchAutologin,
 };
 
 const ROUNDS_NOTE = `${ROUNDS} rounds of ${roundSeconds(LOAD_SECONDS)} s for each, alternating which goes first`;
