@@ -15,6 +15,8 @@ export interface MethodSettings {
     /** The app's URL as visitors reach it, with its port when not the default. */
     origin: string;
     adminUser?: string;
+    /** The admin account's e-mail at the identity provider, looked up when a run fills `{{ADMIN_EMAIL}}`. */
+    adminEmail?: string;
     samlAcs?: string;
     /** The service provider's entity ID the assertions are for; the one its requests name when unset. */
     samlAudience?: string;

@@ -37,6 +37,7 @@ export function placeholderValues(settings: MethodSettings): Record<string, stri
         FQDN: settings.domain,
         ...(settings.idpUrl ? { IDP_URL: settings.idpUrl } : {}),
         ...(settings.adminUser ? { ADMIN_USER: settings.adminUser } : {}),
+        ...(settings.adminEmail ? { ADMIN_EMAIL: settings.adminEmail } : {}),
         ...(oidc
             ? {
                   OIDC_ISSUER: oidc.endpoints.issuer,

@@ -50,6 +50,8 @@ export interface OpenedSecrets {
     sharedPassword?: string;
     clientSecret?: boolean;
     autologinToken?: string;
+    /** Look the admin account's e-mail up at the identity provider (for a run's placeholders). */
+    adminEmail?: boolean;
     /** Read the SAML provider's certificate from the identity provider (for the values shown, not for runs). */
     samlCertificate?: boolean;
 }
@@ -89,17 +91,29 @@ async function samlOf(server: Server, app: AppRecord, withCertificate: boolean):
     return { endpoints, ...(certificate ? { certificate } : {}) };
 }
 
+/** The e-mail the identity provider has for the admin account; undefined when it has none or does not answer. */
+async function adminEmailOf(server: Server, adminUser: string | undefined): Promise<string | undefined> {
+    if (!adminUser || !(await idpConnection(server).active())) {
+        return undefined;
+    }
+
+    const users = await (await idpConnection(server).client()).users(adminUser).catch(() => []);
+    return users.find((user) => user.username === adminUser)?.email || undefined;
+}
+
 /** What a sign-in method works with, from the app's draft; secrets opened only where `opened` says. */
 export async function methodSettingsOf(server: Server, app: AppRecord, opened: OpenedSecrets = {}): Promise<MethodSettings> {
     const host: HostConfig = server.app.config.host;
     const connection = await idpConnection(server).stored();
     const oidc = await oidcOf(server, app, opened.clientSecret === true);
     const saml = await samlOf(server, app, opened.samlCertificate === true);
+    const adminEmail = opened.adminEmail ? await adminEmailOf(server, app.draft.adminUser) : undefined;
     return {
         app: app.name,
         domain: app.domain,
         origin: siteAddress({ host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
         ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
+        ...(adminEmail ? { adminEmail } : {}),
         ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
         ...(app.draft.samlAudience ? { samlAudience: app.draft.samlAudience } : {}),
         ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),

@@ -78,6 +78,7 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
             '    network_mode: host',
             '    environment:',
             '      APP_URL: "{{URL}}"',
+            '      APP_ADMIN: "{{ADMIN_USER}} <{{ADMIN_EMAIL}}>"',
             '      OIDC_CONFIG_URL: "{{OIDC_CONFIG_URL}}"',
             '      OIDC_CLIENT_ID: "{{OIDC_CLIENT_ID}}"',
             '      OIDC_CLIENT_SECRET: "{{OIDC_CLIENT_SECRET}}"',
@@ -153,6 +154,7 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
         const appDir = Path.join(server.context.config.apps.appsDir, APP);
         const written = Fs.readFileSync(Path.join(appDir, 'compose.yaml'), 'utf8');
         expect(written).to.contain(`APP_URL: "https://${APP}.${BASE_DOMAIN}:${httpsPort}"`);
+        expect(written).to.contain('APP_ADMIN: "boss <boss@example.com>"');
         expect(written).to.contain(`OIDC_CONFIG_URL: "${authentik.url}/application/o/dp-${APP}-sso/.well-known/openid-configuration"`);
         expect(written).to.contain(`OIDC_CLIENT_ID: "${String(provider?.client_id)}"`);
         expect(written).to.contain('OIDC_CLIENT_SECRET: "${OIDC_CLIENT_SECRET}"');
