@@ -95,7 +95,11 @@ over 30,000 requests at 16 connections, went from 241, 241 and 281 µs to 213, 2
 and 162 µs); three runs in a row of \`licenses\` then gave 0.80, 0.66 and 0.64 anonymous and 0.90, 0.80 and 0.97 with a
 token (2026-11-23, rounds of 5 s, other work on the machine, load average about 2). Anonymous requests make no
 database query, so the anonymous figure below the token one is the drift described above, or the warm-up of the
-first comparison of a run. The git API's list benchmarks (admin users, organisations,
+first comparison of a run. On 2026-11-24, on a quiet 2-core AMD EPYC machine where the bare route answers 8,400 to
+9,400 req/s and Gatehouse about 5,600, two runs with a 6 s warm-up (instead of 2 s) gave 0.65 and 0.60 anonymous and
+0.63 and 0.63 with a token, and two with the usual warm-up 0.60 and 0.65 anonymous and 0.68 and 0.74 with a token
+(the latest below): the warm-up is not the cause, and both
+cases are below the 0.7 target on this machine (Gatehouse's own time per request, not a difference between them). The git API's list benchmarks (admin users, organisations,
 notifications, action runs) repeat one request, so after the first one Gatehouse answers from its read caches,
 checking the tables' write counters on every request (see the README's Architecture): their notes also give the
 same request against a second Gatehouse with \`READ_CACHE_ENTRIES=0\`, which reads the database every time, with
