@@ -285,7 +285,10 @@ export class LifecycleService {
         const ready = await this.#withMethodSecrets(app);
         const values = await apps(this.#server).secretsOf(ready.name);
         const { site, ...provider } = await this.#accessFor(ready, kind);
-        const compose = fillPlaceholders(ready.draft.compose, placeholderValues(await methodSettingsOf(this.#server, ready, { adminEmail: true })));
+        const compose = fillPlaceholders(
+            ready.draft.compose,
+            placeholderValues(await methodSettingsOf(this.#server, ready, { adminEmail: true })),
+        );
         const files = { compose: compose.text, secrets: renderSecretsFile(values), site };
         const notes = compose.unfilled.map((name) => `The compose file's placeholder {{${name}}} has no value here and is left as it is`);
         const previousState = app.state;
