@@ -35,6 +35,10 @@ export interface Config {
         healthTimeoutSeconds: number;
         /** Host ports (on 127.0.0.1) given to apps' web services, from this one up. */
         firstHostPort: number;
+        /** Folders of recipe files besides the project's own `recipes/` (RECIPES_DIRS). */
+        recipeDirs: string[];
+        /** App-template lists (Portainer's formats) the catalog imports: URLs or files (CATALOG_URLS). */
+        catalogUrls: string[];
     };
     /** What the deploy manager drives on this machine: nginx, the ACME CA, the image registry, DNS. */
     host: HostConfig;
@@ -76,6 +80,10 @@ export interface HostConfig {
     /** Renew certificates this many days before they expire. */
     acmeRenewDays: number;
     registry: { url: string | undefined; username: string | undefined; password: string | undefined };
+    /** Docker Hub's web API (search, tag lists), HUB_URL: a stand-in in tests. */
+    hubUrl: string;
+    /** Where Docker Hub's images are read (HUB_REGISTRY_URL): its registry, or a pull-through mirror. */
+    hubRegistryUrl: string;
     dns: DnsConfig;
 }
 
@@ -135,6 +143,8 @@ const environmentSchema = Joi.object({
     ARCHIVES_DIR: Joi.string(),
     DEPLOY_HEALTH_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(3600).default(180),
     APPS_FIRST_HOST_PORT: Joi.number().integer().min(1024).max(65000).default(20000),
+    RECIPES_DIRS: Joi.string().allow('').default(''),
+    CATALOG_URLS: Joi.string().allow('').default(''),
     NGINX_BIN: Joi.string(),
     NGINX_CONF: Joi.string(),
     NGINX_HTTP_PORT: Joi.number().integer().min(1).max(65535).default(80),
@@ -150,6 +160,12 @@ const environmentSchema = Joi.object({
     REGISTRY_URL: Joi.string().pattern(/^[\w.-]+(:\d+)?(\/[\w./-]*)?$/, 'host[:port][/path]'),
     REGISTRY_USERNAME: Joi.string(),
     REGISTRY_PASSWORD: Joi.string(),
+    HUB_URL: Joi.string()
+        .uri({ scheme: ['http', 'https'] })
+        .default('https://hub.docker.com'),
+    HUB_REGISTRY_URL: Joi.string()
+        .uri({ scheme: ['http', 'https'] })
+        .default('https://registry-1.docker.io'),
     DNS_PROVIDER: Joi.string().pattern(/^[a-z0-9-]+$/, 'a provider plugin name'),
     DNS_SERVER: Joi.string().pattern(/^[\w.:[\]-]+$/, 'host or host:port'),
     DNS_ZONE: Joi.string().hostname(),
@@ -240,6 +256,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             archivesDir: Path.resolve((value.ARCHIVES_DIR as string | undefined) ?? Path.join(dataDir, 'archives')),
             healthTimeoutSeconds: value.DEPLOY_HEALTH_TIMEOUT_SECONDS as number,
             firstHostPort: value.APPS_FIRST_HOST_PORT as number,
+            recipeDirs: listOf(value.RECIPES_DIRS as string).map((folder) => Path.resolve(folder)),
+            catalogUrls: listOf(value.CATALOG_URLS as string),
         },
         host: {
             nginxBin: value.NGINX_BIN as string | undefined,
@@ -257,6 +275,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
                 username: value.REGISTRY_USERNAME as string | undefined,
                 password: value.REGISTRY_PASSWORD as string | undefined,
             },
+            hubUrl: (value.HUB_URL as string).replace(/\/+$/, ''),
+            hubRegistryUrl: (value.HUB_REGISTRY_URL as string).replace(/\/+$/, ''),
             dns: {
                 provider: value.DNS_PROVIDER as string | undefined,
                 server: value.DNS_SERVER as string | undefined,
@@ -288,6 +308,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         activeCodeLiveMinutes: value.ACTIVE_CODE_LIVE_MINUTES as number,
         readCacheEntries: value.READ_CACHE_ENTRIES as number,
     };
+}
+
+/** A comma-separated list, blanks dropped. */
+function listOf(text: string): string[] {
+    return text
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
 }
 
 /** `CRON_REPO_HEALTH_CHECK_ENABLED=false` → `{repo_health_check: {enabled: false}}`. */

@@ -17,6 +17,9 @@ export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 
+const UNREACHABLE_UPSTREAM = 'http://127.0.0.1:9';
+const HUB_PREFIX = '/api/hub/';
+
 const PATH_VALUES = [
     '%00',
     'a'.repeat(300),
@@ -92,7 +95,8 @@ describe('bad input, on every route of both services', { timeout: 600_000 }, () 
     });
 
     before(async () => {
-        deploy = await deployTestServer();
+        // The image routes ask Docker Hub: here a closed loopback port, so a valid value answers 502 (the upstream is down).
+        deploy = await deployTestServer({ HUB_URL: UNREACHABLE_UPSTREAM, HUB_REGISTRY_URL: UNREACHABLE_UPSTREAM });
         server = deploy.context.server;
         gitHeaders = (await createTestUser(server, { admin: true })).headers;
         const cookies = [...deploy.admin.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
@@ -132,7 +136,8 @@ describe('bad input, on every route of both services', { timeout: 600_000 }, () 
 
     const check = (request: string, path: string, response: ServerInjectResponse): void => {
         const { statusCode } = response;
-        if (statusCode >= 500 && statusCode !== 501) {
+        const upstreamDown = statusCode === 502 && path.startsWith(HUB_PREFIX) && response.payload.includes('unreachable');
+        if (statusCode >= 500 && statusCode !== 501 && !upstreamDown) {
             findings.push({ request, status: statusCode, body: response.payload.slice(0, 200) });
             return;
         }
