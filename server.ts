@@ -18,6 +18,8 @@ import { GIT_AUTH_STRATEGY, registerGitAuth } from './plugins/git/domain/identit
 import { docsPlugin } from './plugins/docs.ts';
 import { deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
 import { idpPlugin } from './plugins/idp/index.ts';
+import { RecipeError } from './plugins/deploy/domain/recipes/recipe-files.ts';
+import { recipes } from './plugins/deploy/domain/recipes/recipe-service.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
 import { packageRegistryPlugin } from './plugins/git/routes/package-registry.ts';
 import { runnerProtocolPlugin } from './plugins/git/routes/runner-protocol.ts';
@@ -68,6 +70,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     }
 
     if (config.services.includes('deploy')) {
+        // A recipe file that is not valid stops the start here, naming the file and the field.
+        recipes(server).shipped();
         await server.register([deploySecurityPlugin, idpPlugin]);
         missing.push(
             ...(await registerDeployApi(server, {
@@ -115,7 +119,14 @@ async function main(): Promise<void> {
         throw error;
     }
 
-    const server = await createServer(config);
+    const server = await createServer(config).catch((error: unknown) => {
+        if (error instanceof RecipeError) {
+            console.error(error.message);
+            process.exit(2);
+        }
+
+        throw error;
+    });
     await server.start();
     stopOnSignals(server);
     server.log(['info', 'startup'], `Gatehouse listening on ${server.info.uri} (public URL ${config.publicUrl})`);

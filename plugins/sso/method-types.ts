@@ -30,6 +30,8 @@ export interface MethodSettings {
     autologin?: { gatehouseUrl: string; token?: string };
     /** The app's OpenID client, when the provider is connected; the secret only where it may be shown or used. */
     oidc?: { endpoints: OidcEndpoints; clientId: string; clientSecret?: string };
+    /** The app's recipe, when it says how to set this method up in the app: what it changes and what it asks to do by hand. */
+    recipe?: { id: string; title: string; env: Record<string, string>; remove: string[]; steps: string[]; redirect?: string };
     /** The app's SAML provider, when the provider is connected; its certificate when the caller asked for it. */
     saml?: { endpoints: SamlEndpoints; certificate?: string };
 }
@@ -72,6 +74,8 @@ export interface SignInMethod {
     singleSignOn: boolean;
     /** Draft fields the method cannot work without. */
     needs: MethodNeed[];
+    /** The method works only with a recipe for it: the recipe holds the app's own setting (turning its login off). */
+    needsRecipe?: boolean;
     /** The site as the run writes it, forward auth in place. The file is root's alone (0600), so credentials may go in. */
     site?(spec: SiteSpec, settings: MethodSettings): SiteSpec;
     /** Variables the method keeps in the app's secrets file, made when the app has none yet (a client's id and secret). */

@@ -64,3 +64,9 @@ export function fillPlaceholders(text: string, values: Record<string, string>): 
     });
     return { text: filled, unfilled: [...unfilled].sort() };
 }
+
+/** The secret placeholders with the secrets themselves, for a command run once in the container (never for a file). */
+export function openedSecretValues(secrets: Record<string, string>): Record<string, string> {
+    const clientSecret = secrets[CLIENT_SECRET_VARIABLE];
+    return clientSecret ? { OIDC_CLIENT_SECRET: clientSecret } : {};
+}

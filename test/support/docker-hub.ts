@@ -37,6 +37,8 @@ interface Repository {
     publisher: string;
     updatedAt: string;
     architectures: string[];
+    /** The README Docker Hub shows ("full description", Markdown). */
+    readme?: string;
 }
 
 export const HUB_REPOSITORIES: Repository[] = [
@@ -44,6 +46,16 @@ export const HUB_REPOSITORIES: Repository[] = [
         namespace: 'library',
         name: 'nginx',
         description: 'Official build of Nginx.',
+        readme: [
+            '# What is nginx?',
+            '',
+            'Nginx is a web server and reverse proxy.',
+            '',
+            '## Restricting access',
+            '',
+            'Protect a location with HTTP Basic authentication (`auth_basic`), or hand the decision to an',
+            'authentication server with `auth_request` (forward auth).',
+        ].join('\n'),
         stars: 20_000,
         pulls: 1_234_567_890,
         official: true,
@@ -264,6 +276,7 @@ export async function startDockerHub(): Promise<DockerHubStandIn> {
         }
 
         const tags = /^\/v2\/namespaces\/([^/]+)\/repositories\/([^/]+)\/tags\/?$/.exec(url.pathname);
+        const page = /^\/v2\/repositories\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
         if (url.pathname === '/api/search/v4') {
             if (v4 !== 'ok') {
                 send(response, v4 === 'missing' ? 404 : 500, { message: v4 });
@@ -273,6 +286,15 @@ export async function startDockerHub(): Promise<DockerHubStandIn> {
             send(response, 200, searchV4(url.searchParams));
         } else if (url.pathname === '/v2/search/repositories/') {
             send(response, 200, searchV2(url.searchParams, base));
+        } else if (page?.[1] && page[2]) {
+            const found = HUB_REPOSITORIES.find((candidate) => fullName(candidate) === `${page[1]}/${page[2]}`);
+            send(
+                response,
+                found ? 200 : 404,
+                found
+                    ? { name: found.name, namespace: found.namespace, description: found.description, full_description: found.readme ?? '' }
+                    : { message: 'object not found' },
+            );
         } else if (tags?.[1] && tags[2]) {
             const repository = `${decodeURIComponent(tags[1])}/${decodeURIComponent(tags[2])}`;
             if (!HUB_REPOSITORIES.some((candidate) => fullName(candidate) === repository)) {

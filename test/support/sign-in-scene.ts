@@ -25,13 +25,19 @@ export interface SignInScene {
     close(apps: string[]): Promise<void>;
 }
 
-export async function signInScene(baseDomain: string): Promise<SignInScene> {
+/** `environment`: more settings for the Gatehouse server (RECIPES_DIRS...). */
+export async function signInScene(baseDomain: string, environment: Record<string, string> = {}): Promise<SignInScene> {
     const services = await startServices();
     const authentik = await startAuthentikStandIn();
     authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
     const token = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
     const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
-    const server = await deployTestServer({ ...withoutAcme, BASE_DOMAIN: baseDomain, APPS_FIRST_HOST_PORT: String(await freePort()) });
+    const server = await deployTestServer({
+        ...withoutAcme,
+        BASE_DOMAIN: baseDomain,
+        APPS_FIRST_HOST_PORT: String(await freePort()),
+        ...environment,
+    });
     const admin = server.admin;
     expect((await admin.put('/api/admin/idp', { url: authentik.url, token })).status).to.equal(200);
 

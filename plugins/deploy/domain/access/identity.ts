@@ -13,25 +13,74 @@ import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, oidcObjectName } from '../../../sso/oidc.ts';
 import { samlObjectName } from '../../../sso/saml.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
+import { type Evidence, evidence } from '../evidence/evidence-service.ts';
+import { recipes } from '../recipes/recipe-service.ts';
+import type { Recipe } from '../recipes/recipe-types.ts';
 import { METHOD_STEP, SIGN_IN_STEP } from '../engine/access-steps.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
 import { siteAddress } from './sign-in-check.ts';
 
-async function options() {
+type OptionSection = 'recommended' | 'evidence' | 'last-resort' | 'more' | 'own';
+const SECTION_ORDER: OptionSection[] = ['recommended', 'evidence', 'last-resort', 'more', 'own'];
+const SINGLE_SIGN_ON = new Set(['oidc', 'saml', 'header', 'none', 'basic']);
+
+/** Where a method goes in the account list (the seed's order), from what speaks for it. */
+function sectionOf(method: string, found: Evidence | undefined, ssoKnown: boolean): OptionSection {
+    if (method === 'own') {
+        return 'own';
+    }
+
+    if (found?.flags.recipe && found.level === 'tested' && !found.flags.paidOnly) {
+        return 'recommended';
+    }
+
+    if (found) {
+        return 'evidence';
+    }
+
+    return method === 'autologin' && !ssoKnown ? 'last-resort' : 'more';
+}
+
+/**
+ * The methods to choose from, in the seed's order: the tested recipe (recommended); every method with evidence,
+ * with its level and sources; auto-login with a shared account as the last resort when no single sign-on method is
+ * known; the rest (behind "more"); the app's own login apart, as it is not single sign-on.
+ */
+async function options(server: Server, app: AppRecord, recipe: Recipe | undefined) {
+    const detection = await evidence(server).detect(app.image ?? app.name, [], recipe);
+    const byMethod = new Map(detection.evidence.map((item) => [item.method, item]));
+    const ssoKnown = detection.evidence.some((item) => SINGLE_SIGN_ON.has(item.method) && !item.flags.paidOnly);
     const names = methodNames();
     const methods = await Promise.all(names.map((name) => loadMethod(name)));
-    return names.map((name, index) => ({
-        method: name,
-        title: methods[index]?.title ?? name,
-        singleSignOn: methods[index]?.singleSignOn ?? false,
-        needs: methods[index]?.needs ?? [],
-        // The evidence about the image (recipes, curated lists, the image's own documentation) is not gathered yet.
-        evidence: [],
-    }));
+    const listed = names.map((name, index) => {
+        const found = byMethod.get(name);
+        const section = sectionOf(name, found, ssoKnown);
+        return {
+            method: name,
+            title: methods[index]?.title ?? name,
+            singleSignOn: methods[index]?.singleSignOn ?? false,
+            needs: methods[index]?.needs ?? [],
+            section,
+            level: found?.level ?? null,
+            sources: found?.sources ?? [],
+            paidOnly: found?.flags.paidOnly ?? false,
+            recommended: section === 'recommended',
+        };
+    });
+    const evidenceRank = (method: string) => detection.evidence.findIndex((item) => item.method === method);
+    return listed.sort(
+        (a, b) => SECTION_ORDER.indexOf(a.section) - SECTION_ORDER.indexOf(b.section) || evidenceRank(a.method) - evidenceRank(b.method),
+    );
+}
+
+/** Evidence that names no method of ours (LDAP), shown as information. */
+async function information(server: Server, app: AppRecord, recipe: Recipe | undefined) {
+    const detection = await evidence(server).detect(app.image ?? app.name, [], recipe);
+    return detection.evidence.filter((item) => item.flags.informationOnly).map((item) => ({ method: item.method, sources: item.sources }));
 }
 
 /** The last sign-in check of the app's runs: the method's own when it has one, else forward auth's. */
-async function lastCheck(server: Server, app: string) {
+export async function lastCheck(server: Server, app: string) {
     const row = await server.app
         .knex('dp_run_events')
         .join('dp_runs', 'dp_runs.id', 'dp_run_events.run_id')
@@ -56,12 +105,26 @@ export interface OpenedSecrets {
     samlCertificate?: boolean;
 }
 
+/** The method that applies to an app, and its recipe when the recipe says how to set that method up in the app. */
+export interface AppliedMethod {
+    /** The account value in force: the draft's, or its recipe's method when the draft's is empty or `recipe`. */
+    method: string;
+    recipe?: Recipe;
+}
+
+export async function appliedMethod(server: Server, app: AppRecord): Promise<AppliedMethod> {
+    const account = app.draft.account ?? '';
+    const recipe = await recipes(server).forApp(app);
+    const method = account === '' || account === 'recipe' ? (recipe?.method ?? '') : account;
+    return { method, ...(recipe && recipe.method === method ? { recipe } : {}) };
+}
+
 /** The app's OpenID client as its secrets and the connected provider describe it; only when its method is OpenID Connect. */
-async function oidcOf(server: Server, app: AppRecord, revealSecret: boolean): Promise<MethodSettings['oidc']> {
+async function oidcOf(server: Server, app: AppRecord, method: string, revealSecret: boolean): Promise<MethodSettings['oidc']> {
     const connection = await idpConnection(server).stored();
     const secrets = await apps(server).secretsOf(app.name);
     const clientId = secrets[CLIENT_ID_VARIABLE];
-    if (app.draft.account !== 'oidc' || !connection || !clientId) {
+    if (method !== 'oidc' || !connection || !clientId) {
         return undefined;
     }
 
@@ -71,9 +134,9 @@ async function oidcOf(server: Server, app: AppRecord, revealSecret: boolean): Pr
 }
 
 /** The app's SAML provider as the connected provider names it; only when its method is SAML. */
-async function samlOf(server: Server, app: AppRecord, withCertificate: boolean): Promise<MethodSettings['saml']> {
+async function samlOf(server: Server, app: AppRecord, method: string, withCertificate: boolean): Promise<MethodSettings['saml']> {
     const connection = await idpConnection(server).stored();
-    if (app.draft.account !== 'saml' || !connection) {
+    if (method !== 'saml' || !connection) {
         return undefined;
     }
 
@@ -105,23 +168,27 @@ async function adminEmailOf(server: Server, adminUser: string | undefined): Prom
 export async function methodSettingsOf(server: Server, app: AppRecord, opened: OpenedSecrets = {}): Promise<MethodSettings> {
     const host: HostConfig = server.app.config.host;
     const connection = await idpConnection(server).stored();
-    const oidc = await oidcOf(server, app, opened.clientSecret === true);
-    const saml = await samlOf(server, app, opened.samlCertificate === true);
+    const { method, recipe } = await appliedMethod(server, app);
+    const oidc = await oidcOf(server, app, method, opened.clientSecret === true);
+    const saml = await samlOf(server, app, method, opened.samlCertificate === true);
     const adminEmail = opened.adminEmail ? await adminEmailOf(server, app.draft.adminUser) : undefined;
+    const samlAcs = app.draft.samlAcs ?? recipe?.samlAcs;
+    const login = app.draft.login ?? recipe?.login;
     return {
         app: app.name,
         domain: app.domain,
         origin: siteAddress({ host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
         ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
         ...(adminEmail ? { adminEmail } : {}),
-        ...(app.draft.samlAcs ? { samlAcs: app.draft.samlAcs } : {}),
+        ...(samlAcs ? { samlAcs } : {}),
         ...(app.draft.samlAudience ? { samlAudience: app.draft.samlAudience } : {}),
         ...(app.draft.sharedUser ? { sharedUser: app.draft.sharedUser } : {}),
         ...(opened.sharedPassword ? { sharedPassword: opened.sharedPassword } : {}),
         ...(connection ? { idpUrl: connection.url } : {}),
         ...(oidc ? { oidc } : {}),
         ...(saml ? { saml } : {}),
-        ...(app.draft.login ? { login: app.draft.login } : {}),
+        ...(login ? { login } : {}),
+        ...(recipe ? { recipe: recipeShown(recipe) } : {}),
         autologin: {
             gatehouseUrl: `http://127.0.0.1:${server.info.port}`,
             ...(opened.autologinToken ? { token: opened.autologinToken } : {}),
@@ -129,14 +196,30 @@ export async function methodSettingsOf(server: Server, app: AppRecord, opened: O
     };
 }
 
+function recipeShown(recipe: Recipe): NonNullable<MethodSettings['recipe']> {
+    return {
+        id: recipe.id,
+        title: recipe.title,
+        env: recipe.env ?? {},
+        remove: recipe.remove ?? [],
+        steps: recipe.steps ?? [],
+        ...(recipe.redirect ? { redirect: recipe.redirect } : {}),
+    };
+}
+
 /** `revealSecrets`: the caller may see the app's secrets (editors and admins), so the OpenID client secret too. */
 export async function describeIdentity(server: Server, app: AppRecord, revealSecrets: boolean) {
     const account = app.draft.account ?? '';
-    const method = account === '' ? undefined : await loadMethod(account);
+    const applied = await appliedMethod(server, app);
+    const appRecipe = await recipes(server).forApp(app);
+    const method = applied.method === '' ? undefined : await loadMethod(applied.method);
     return {
         account,
+        method: applied.method,
+        recipe: applied.recipe ? { id: applied.recipe.id, title: applied.recipe.title, level: applied.recipe.level } : null,
         adminUser: app.draft.adminUser ?? null,
-        options: await options(),
+        options: await options(server, app, appRecipe),
+        information: await information(server, app, appRecipe),
         values: method ? method.values(await methodSettingsOf(server, app, { clientSecret: revealSecrets, samlCertificate: true })) : {},
         check: await lastCheck(server, app.name),
     };

@@ -9,6 +9,9 @@ import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { parseCompose, renderCompose } from '../compose/compose-model.ts';
+import { catalog, splitImage } from '../catalog/catalog-service.ts';
+import { recipes } from '../recipes/recipe-service.ts';
+import type { Recipe } from '../recipes/recipe-types.ts';
 import { defaultSite, parseSite, renderSite, sitePlaces } from '../nginx/site-model.ts';
 import { appNameProblem } from './app-names.ts';
 import { checkDraftFields, checkSecretsSize, type DraftInput, draftFromStored, type StoredDraft, storedDraftText } from './draft-shape.ts';
@@ -24,6 +27,10 @@ export interface AppRecord {
     state: string;
     hostPort: number;
     draft: StoredDraft;
+    /** The recipe the app was made with (its image's, or its catalog template). */
+    recipeId: string | null;
+    /** When the recipe's one-time `init` commands ran in the app, if they did. */
+    initDoneAt: number | null;
     createdAt: number;
     updatedAt: number;
 }
@@ -51,13 +58,20 @@ function toApp(row: Record<string, unknown>): AppRecord {
         state: String(row.state),
         hostPort: Number(row.host_port),
         draft: draftFromStored(String(row.draft)),
+        recipeId: row.recipe_id === null || row.recipe_id === undefined ? null : String(row.recipe_id),
+        initDoneAt: row.init_done_at === null || row.init_done_at === undefined ? null : Number(row.init_done_at),
         createdAt: Number(row.created_at),
         updatedAt: Number(row.updated_at),
     };
 }
 
 /** The compose file an app made from an image starts with: one service, published on loopback only. */
-function initialCompose(image: string, tag: string, hostPort: number): string {
+function initialCompose(image: string, tag: string, hostPort: number, template?: Recipe): string {
+    if (template?.compose) {
+        const filled = template.compose.replaceAll('{{IMAGE}}', `${image}:${tag}`).replaceAll('{{PORT}}', String(hostPort));
+        return renderCompose(parseCompose(filled));
+    }
+
     return renderCompose(
         parseCompose(
             [
@@ -139,16 +153,22 @@ export class AppService {
             throw new ValidationError('image or templateId: give exactly one of them');
         }
 
-        if (input.templateId) {
+        const template = input.templateId ? await recipes(this.#server).find(input.templateId) : undefined;
+        const imported =
+            input.templateId && !template?.compose ? await catalog(this.#server).importedTemplate(input.templateId) : undefined;
+        if (input.templateId && !template?.compose && !imported) {
             throw new ValidationError(`templateId: no template ${input.templateId} in the catalog`);
         }
 
-        const image = (input.image ?? '').toLowerCase();
+        const importedImage = imported?.image ? splitImage(imported.image) : undefined;
+        const image = (template?.image ?? importedImage?.image ?? input.image ?? '').toLowerCase();
         if (!IMAGE_REFERENCE.test(image)) {
             throw new ValidationError('image: not a valid image reference (use the tag field for the tag)');
         }
 
-        const tag = input.tag ?? 'latest';
+        const recipe = template ?? (await recipes(this.#server).forImage(image))?.recipe;
+
+        const tag = input.tag ?? importedImage?.tag ?? 'latest';
         return await this.#knex.transaction(async (trx) => {
             if (await trx('dp_apps').where({ name: input.name }).first('id')) {
                 throw new ConflictError(`an app named ${input.name} already exists`);
@@ -158,8 +178,8 @@ export class AppService {
             const hostPort = Math.max(this.#settings.firstHostPort - 1, Number(highest?.port ?? 0)) + 1;
             const domain = this.domainOf(input.name);
             const draft: StoredDraft = {
-                title: input.title ?? input.name,
-                compose: initialCompose(image, tag, hostPort),
+                title: input.title ?? template?.title ?? imported?.title ?? input.name,
+                compose: initialCompose(image, tag, hostPort, template),
                 composeEditor: 'model',
                 nginx: renderSite(
                     defaultSite({
@@ -179,7 +199,9 @@ export class AppService {
             const createdAt = now();
             await trx('dp_apps').insert({
                 name: input.name,
-                title: input.title ?? input.name,
+                title: input.title ?? template?.title ?? imported?.title ?? input.name,
+                template_id: input.templateId ?? null,
+                recipe_id: recipe?.id ?? null,
                 image,
                 tag,
                 domain,
@@ -270,6 +292,15 @@ export class AppService {
         const token = this.#server.app.sealer.open(String(row.autologin_token_sealed), this.#aad(name, 'autologin_token'));
         const [expected, given] = [token, presented].map((value) => Crypto.createHash('sha256').update(value).digest());
         return Crypto.timingSafeEqual(expected as Buffer, given as Buffer);
+    }
+
+    /** Pins the recipe the app uses (an app made before its recipe existed takes it when its method is applied). */
+    async keepRecipe(name: string, recipeId: string): Promise<void> {
+        await this.#knex('dp_apps').where({ name }).update({ recipe_id: recipeId });
+    }
+
+    async markInitDone(name: string): Promise<void> {
+        await this.#knex('dp_apps').where({ name }).update({ init_done_at: now() });
     }
 
     async hasSharedPassword(name: string): Promise<boolean> {

@@ -27,6 +27,9 @@ import { checkThroughNginx, ensureCertificateFiles, testAndReload } from './site
 
 export class RolledBackError extends Error {}
 
+const GATEWAY_PLACEHOLDER = '{{GATEWAY}}';
+const INIT_TIMEOUT_MS = 120_000;
+
 export function engineOf(context: RunContext): ComposeEngine {
     return new ComposeEngine(dockerClient(), context.config.host, context.log);
 }
@@ -51,6 +54,62 @@ export function planFromDisk(context: RunContext): ProjectPlan {
     });
 }
 
+function planOf(context: RunContext, compose: string): ProjectPlan {
+    const { composeFile, appDir } = context.paths;
+    return planProject(parseCompose(compose), {
+        project: context.data.app,
+        workingDir: appDir,
+        composeFile,
+        values: context.data.values ?? {},
+    });
+}
+
+/**
+ * The compose text with `{{GATEWAY}}` filled: the address nginx's requests reach the app from, known once the app's
+ * network exists (made here, recorded in `outcome` so that a failed run removes it).
+ */
+async function composeWithGateway(context: RunContext, engine: ComposeEngine, compose: string, outcome: UpOutcome): Promise<string> {
+    if (!compose.includes(GATEWAY_PLACEHOLDER)) {
+        return compose;
+    }
+
+    const gateway = await engine.networkGateway(planOf(context, compose), outcome);
+    if (!gateway) {
+        throw new Error(`the app's network has no gateway address to put in ${GATEWAY_PLACEHOLDER}`);
+    }
+
+    context.log(`${GATEWAY_PLACEHOLDER} is ${gateway}, the gateway of the app's network`);
+    return compose.replaceAll(GATEWAY_PLACEHOLDER, gateway);
+}
+
+/** The recipe's one-time commands; a command that fails fails the run (and so rolls it back). Never logs their text. */
+async function runInitCommands(context: RunContext, engine: ComposeEngine, plan: ProjectPlan): Promise<void> {
+    const init = context.data.init;
+    if (!init) {
+        return;
+    }
+
+    context.step = 'init';
+    const service = plan.services.find((candidate) => candidate.service === init.service);
+    if (!service) {
+        throw new Error(`the recipe's init commands are for the service ${init.service}, which the compose file does not have`);
+    }
+
+    for (const [index, command] of init.commands.entries()) {
+        const { exitCode, output } = await engine.execIn(service, command, INIT_TIMEOUT_MS);
+        const which = `the recipe's init command ${index + 1} of ${init.commands.length} in ${init.service}`;
+        if (exitCode !== 0) {
+            // The output may echo the app's secrets (a command that was given its client secret): they are blanked.
+            const shown = Object.values(context.data.values ?? {})
+                .filter((secret) => secret.length >= 4)
+                .reduce((text, secret) => text.replaceAll(secret, '••••••••'), output);
+            throw new Error(`${which} failed (exit ${exitCode ?? 'unknown'}): ${shown || 'no output'}`);
+        }
+
+        context.log(`Ran ${which}`);
+    }
+}
+
 export async function deployApp(context: RunContext): Promise<void> {
     const files = context.data.files;
     if (!files) {
@@ -67,29 +126,33 @@ export async function deployApp(context: RunContext): Promise<void> {
         const { composeFile, secretsFile, siteFile, appDir } = context.paths;
         snapshots.push(snapshotFile(composeFile), snapshotFile(secretsFile));
         Fs.mkdirSync(appDir, { recursive: true, mode: 0o750 });
-        writeFileAtomically(composeFile, files.compose, 0o640);
+        const started = ComposeEngine.freshOutcome();
+        outcome = started;
+        const compose = await composeWithGateway(context, engine, files.compose, started);
+        writeFileAtomically(composeFile, compose, 0o640);
         writeFileAtomically(secretsFile, files.secrets, 0o600);
         context.log(`Wrote ${composeFile} and ${secretsFile} (0600)`);
 
         context.step = 'images';
-        const plan = planProject(parseCompose(files.compose), {
-            project: context.data.app,
-            workingDir: appDir,
-            composeFile,
-            values: context.data.values ?? {},
-        });
+        const plan = planOf(context, compose);
         const { imageIds, pulled } = await engine.pullImages(plan);
 
         context.step = 'containers';
         try {
-            outcome = await engine.up(plan, imageIds, upOptions(context));
+            outcome = await engine.up(plan, imageIds, upOptions(context), started);
         } catch (error) {
             outcome = (error as Error & { outcome?: UpOutcome }).outcome;
             throw error;
         }
 
         outcome.pulledImages = pulled;
+        if (context.data.kind === 'sso' && outcome.created.length === 0) {
+            // Nothing of the app's own configuration changed, but a changed sign-in is read anew only after a restart.
+            await engine.restart(plan, upOptions(context));
+        }
+
         context.log(`Services ready: ${plan.services.map((service) => service.service).join(', ')}`);
+        await runInitCommands(context, engine, plan);
         access = await applyAccess(context, siteHasTls(files.site));
         methodWork = await applyMethodAtProvider(context, access);
 

@@ -103,8 +103,60 @@ export class ComposeEngine {
         });
     }
 
-    async up(plan: ProjectPlan, imageIds: Map<string, string>, options: UpOptions): Promise<UpOutcome> {
-        const outcome: UpOutcome = { created: [], kept: [], setAside: [], createdNetworks: [], createdVolumes: [], pulledImages: [] };
+    /** Runs `sh -c command` in the service's container; answers its exit code and the end of its output. */
+    async execIn(service: ServicePlan, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }> {
+        const container = this.#docker.getContainer(service.containerName);
+        const exec = await container.exec({ Cmd: ['sh', '-c', command], AttachStdout: true, AttachStderr: true, Tty: true });
+        const stream = await exec.start({ hijack: true, stdin: false, Tty: true });
+        const chunks: Buffer[] = [];
+        await new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(() => {
+                stream.destroy();
+                reject(new Error(`the command did not end within ${timeoutMs} ms`));
+            }, timeoutMs);
+            stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+            stream.on('end', () => {
+                clearTimeout(timer);
+                resolve();
+            });
+            stream.on('error', (error: Error) => {
+                clearTimeout(timer);
+                reject(error);
+            });
+        });
+        const { ExitCode } = await exec.inspect();
+        const output = Buffer.concat(chunks).toString('utf8').trim().split('\n').slice(-10).join('\n');
+        return { exitCode: ExitCode ?? null, output };
+    }
+
+    /** What `up` has changed so far: nothing yet. */
+    static freshOutcome(): UpOutcome {
+        return { created: [], kept: [], setAside: [], createdNetworks: [], createdVolumes: [], pulledImages: [] };
+    }
+
+    /**
+     * Makes the project's missing networks (recorded in `outcome`) and answers the gateway of the network nginx's
+     * requests reach the app through: the first network of the first service that publishes a port.
+     */
+    async networkGateway(plan: ProjectPlan, outcome: UpOutcome): Promise<string | undefined> {
+        await this.#ensureNetworks(plan, outcome);
+        const published = plan.services.find((service) => Object.keys(service.create.HostConfig?.PortBindings ?? {}).length > 0);
+        const network = (published ?? plan.services[0])?.create.HostConfig?.NetworkMode;
+        if (!network) {
+            return undefined;
+        }
+
+        const info = (await this.#docker.getNetwork(network).inspect()) as { IPAM?: { Config?: Array<{ Gateway?: string }> } };
+        return info.IPAM?.Config?.find((config) => config.Gateway)?.Gateway;
+    }
+
+    /** `outcome`: what an earlier step of the same run changed (networkGateway's networks). */
+    async up(
+        plan: ProjectPlan,
+        imageIds: Map<string, string>,
+        options: UpOptions,
+        outcome = ComposeEngine.freshOutcome(),
+    ): Promise<UpOutcome> {
         try {
             await this.#ensureNetworks(plan, outcome);
             await this.#ensureVolumes(plan, outcome);

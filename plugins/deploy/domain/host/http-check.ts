@@ -8,6 +8,8 @@ export interface HttpCheck {
     statusCode: number | null;
     /** The Location header of a redirect. */
     location: string | null;
+    /** The answer's body (UTF-8), up to `readBody` bytes, when the caller asked for it. */
+    body?: string;
     ms: number;
     error: string | null;
 }
@@ -23,6 +25,8 @@ export interface HttpCheckOptions {
     ca?: string[];
     /** Only for probes whose certificate is reported on its own: the answer is wanted, not the chain's validity. */
     skipVerification?: boolean;
+    /** Read at most this many bytes of the body. */
+    readBody?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 3000;
@@ -62,8 +66,27 @@ export function checkHttp(options: HttpCheckOptions): Promise<HttpCheck> {
         }
 
         const request = (secure ? Https : Http).request(url, requestOptions, (response) => {
-            settle({ statusCode: response.statusCode ?? null, location: response.headers.location ?? null, error: null });
-            response.destroy();
+            const answer = { statusCode: response.statusCode ?? null, location: response.headers.location ?? null, error: null };
+            const limit = options.readBody;
+            if (limit === undefined) {
+                settle(answer);
+                response.destroy();
+                return;
+            }
+
+            const chunks: Buffer[] = [];
+            let size = 0;
+            const done = () => settle({ ...answer, body: Buffer.concat(chunks).subarray(0, limit).toString('utf8') });
+            response.on('data', (chunk: Buffer) => {
+                chunks.push(chunk);
+                size += chunk.length;
+                if (size >= limit) {
+                    done();
+                    response.destroy();
+                }
+            });
+            response.on('end', done);
+            response.on('error', done);
         });
         request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
         request.on('error', (error) => settle({ statusCode: null, location: null, error: describeError(error) }));

@@ -9,6 +9,13 @@ import { parseJsonObject, RateLimitMemory, requestUpstream, type UpstreamRespons
 
 export const SEARCH_PAGE_SIZE = 25;
 export const TAGS_PAGE_SIZE = 100;
+/** What of a README is kept (the evidence scan reads the first 200 KB). */
+const MAX_README_CHARACTERS = 200_000;
+
+export interface HubRepositoryText {
+    description: string;
+    readme: string;
+}
 const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 export type SearchSort = 'pull_count' | 'updated_at';
@@ -257,6 +264,16 @@ export class DockerHubClient {
         }
 
         return { source: 'v2', total: typeof body.count === 'number' ? count(body.count) : results.length, results };
+    }
+
+    /** A repository's short description and its README (Docker Hub's "full description", Markdown). */
+    async repository(namespace: string, repository: string): Promise<HubRepositoryText> {
+        const url = new URL(`${this.#baseUrl}/v2/repositories/${encodeURIComponent(namespace)}/${encodeURIComponent(repository)}/`);
+        const what = "Docker Hub's repository page";
+        const response = await this.#get(what, url, () => new NotFoundError(`no repository ${namespace}/${repository} on Docker Hub`));
+        const body = parseJsonObject(what, response.body);
+        const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, MAX_README_CHARACTERS) : '');
+        return { description: text(body.description), readme: text(body.full_description) };
     }
 
     /** The first page of tags, most recently pushed first. */

@@ -11,6 +11,7 @@ import { defineService } from '../../../../lib/services.ts';
 import { BoundedCache } from './bounded-cache.ts';
 import {
     DockerHubClient,
+    type HubRepositoryText,
     type HubTag,
     type SearchPage,
     type SearchRequest,
@@ -159,6 +160,7 @@ export class HubService {
     readonly #hub: DockerHubClient;
     readonly #registry: RegistryClient;
     readonly #searches: BoundedCache<SearchPage>;
+    readonly #repositoryTexts: BoundedCache<HubRepositoryText>;
     readonly #tagLists: BoundedCache<TagsAnswer>;
     readonly #tagDigests: BoundedCache<string>;
     readonly #manifests: BoundedCache<FetchedManifest>;
@@ -169,6 +171,7 @@ export class HubService {
         this.#hub = new DockerHubClient(options.hubUrl, now);
         this.#registry = new RegistryClient({ now, ...options.registry });
         this.#searches = new BoundedCache({ maxWeight: MAX_LIST_ENTRIES, ttlMs: LIST_TTL_MS, now });
+        this.#repositoryTexts = new BoundedCache({ maxWeight: MAX_LIST_ENTRIES, ttlMs: LIST_TTL_MS, now });
         this.#tagLists = new BoundedCache({ maxWeight: MAX_LIST_ENTRIES, ttlMs: LIST_TTL_MS, now });
         this.#tagDigests = new BoundedCache({ maxWeight: MAX_TAG_DIGESTS, ttlMs: LIST_TTL_MS, now });
         this.#manifests = new BoundedCache({ maxWeight: MAX_MANIFEST_BYTES_KEPT, now });
@@ -184,6 +187,17 @@ export class HubService {
         const search: SearchRequest = { query, page: request.page, sort: request.sort, official: request.official };
         const page = await this.#searches.load(JSON.stringify(search), () => this.#hub.search(search));
         return { query, page: request.page, pageSize: SEARCH_PAGE_SIZE, sort: request.sort ?? null, official: request.official, ...page };
+    }
+
+    /** What Docker Hub says of an image's repository (description and README); null for other registries, which keep none. */
+    async repositoryText(ref: string): Promise<HubRepositoryText | null> {
+        const reference = forField('image', () => parseImageReference(ref));
+        const [namespace = '', name = ''] = reference.repository.split('/');
+        if (reference.registry !== DOCKER_HUB || !name) {
+            return null;
+        }
+
+        return await this.#repositoryTexts.load(keyOf(reference, ''), () => this.#hub.repository(namespace, name));
     }
 
     async tags(repo: string): Promise<TagsAnswer> {

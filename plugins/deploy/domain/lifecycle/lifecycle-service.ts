@@ -16,10 +16,13 @@ import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCo
 import { modelFromJson } from '../compose/compose-read.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
-import { fillPlaceholders, placeholderValues } from '../../../sso/placeholders.ts';
+import { fillPlaceholders, openedSecretValues, placeholderValues } from '../../../sso/placeholders.ts';
 import { adapterNames } from '../../../sso/autologin/adapters.ts';
 import { appAccess } from '../access/access-service.ts';
-import { methodSettingsOf } from '../access/identity.ts';
+import { appliedMethod, methodSettingsOf } from '../access/identity.ts';
+import { composeWithRecipe } from '../recipes/recipe-compose.ts';
+import { recipes } from '../recipes/recipe-service.ts';
+import { needsAdminUser, recipeNeeds } from '../recipes/recipe-types.ts';
 import type { AccountMethod } from '../apps/draft-shape.ts';
 import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
 import type { Finding } from '../findings/finding.ts';
@@ -83,7 +86,7 @@ export class LifecycleService {
         const app = await apps(this.#server).require(name);
         await this.#refuseWhileRunning(app.name);
         await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks);
-        return await this.#startWithFiles(app, 'deploy', actor);
+        return await this.#startWithFiles(await this.#withAdminUser(app, actor), 'deploy', actor);
     }
 
     async updateCompose(name: string, actor: DeployUser, update: ComposeUpdate): Promise<number> {
@@ -208,8 +211,8 @@ export class LifecycleService {
 
     /** The app's sign-in method with what it needs, the shared password opened: for the run only. */
     async #signInFor(app: AppRecord): Promise<AppRunData['signIn']> {
-        const method = app.draft.account ?? '';
-        if (method === '' || method === 'recipe' || !(await loadMethod(method))) {
+        const { method } = await appliedMethod(this.#server, app);
+        if (method === '' || !(await loadMethod(method))) {
             return undefined;
         }
 
@@ -228,13 +231,22 @@ export class LifecycleService {
         const app = await apps(this.#server).require(name);
         await this.#refuseWhileRunning(app.name);
         const account = change.account ?? '';
-        if (account === '' || account === 'recipe') {
-            throw new ValidationError(`account: no tested recipe applies to ${app.image ?? app.name} yet; choose a method`);
+        const recipe = await recipes(this.#server).forApp(app);
+        const methodName = account === '' || account === 'recipe' ? recipe?.method : account;
+        if (!methodName) {
+            throw new ValidationError(`account: no recipe applies to ${app.image ?? app.name}; choose a method`);
         }
 
-        const method = await loadMethod(account);
+        const method = await loadMethod(methodName);
         if (!method) {
-            throw new ValidationError(`account: the ${account} method is not available yet; available: ${methodNames().join(', ')}`);
+            throw new ValidationError(`account: the ${methodName} method is not available; available: ${methodNames().join(', ')}`);
+        }
+
+        const recipeForMethod = recipe?.method === methodName ? recipe : undefined;
+        if (method.needsRecipe && !recipeForMethod) {
+            throw new ValidationError(
+                `account: ${methodName} needs a recipe that says how ${app.image ?? app.name} turns its own login off, and no recipe for it does`,
+            );
         }
 
         if (change.login && !adapterNames().includes(change.login.adapter)) {
@@ -248,15 +260,17 @@ export class LifecycleService {
         }
 
         const { account: _account, sharedPassword, acceptRisks, ...fields } = change;
+        const needsAdmin = recipeForMethod !== undefined && needsAdminUser(recipeForMethod);
         const known = {
-            adminUser: fields.adminUser ?? app.draft.adminUser,
+            adminUser: fields.adminUser ?? app.draft.adminUser ?? (needsAdmin ? await this.#defaultAdminUser(actor) : undefined),
             samlAcs: fields.samlAcs ?? app.draft.samlAcs,
             sharedUser: fields.sharedUser ?? app.draft.sharedUser,
             sharedPassword: sharedPassword ?? (await apps(this.#server).sharedPasswordOf(app.name)),
         };
-        const missing = method.needs.filter((need) => !known[need]);
+        const needs = [...new Set([...method.needs, ...(recipeForMethod ? recipeNeeds(recipeForMethod) : [])])];
+        const missing = needs.filter((need) => !known[need]);
         if (missing.length > 0) {
-            throw new ValidationError(`${missing.join(', ')}: the ${account} method needs ${missing.length > 1 ? 'them' : 'it'}`);
+            throw new ValidationError(`${missing.join(', ')}: the ${methodName} method needs ${missing.length > 1 ? 'them' : 'it'}`);
         }
 
         await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks === true);
@@ -271,10 +285,15 @@ export class LifecycleService {
             ...(app.draft.login ? { login: app.draft.login } : {}),
         };
         const saved = await apps(this.#server).saveDraft(app.name, {
-            account: account as AccountMethod,
+            account: (account === '' ? 'recipe' : account) as AccountMethod,
             ...fields,
+            ...(known.adminUser && !app.draft.adminUser ? { adminUser: known.adminUser } : {}),
             ...(sharedPassword !== undefined ? { sharedPassword } : {}),
         });
+        if (recipeForMethod && app.recipeId !== recipeForMethod.id) {
+            await apps(this.#server).keepRecipe(app.name, recipeForMethod.id);
+        }
+
         // The run's rollback puts the site back; the draft goes back with it.
         return await this.#startWithFiles(saved, 'sso', actor, async () => {
             await apps(this.#server).saveDraft(app.name, previous);
@@ -285,16 +304,32 @@ export class LifecycleService {
         const ready = await this.#withMethodSecrets(app);
         const values = await apps(this.#server).secretsOf(ready.name);
         const { site, ...provider } = await this.#accessFor(ready, kind);
-        const compose = fillPlaceholders(
-            ready.draft.compose,
-            placeholderValues(await methodSettingsOf(this.#server, ready, { adminEmail: true })),
-        );
+        const { recipe } = await appliedMethod(this.#server, ready);
+        const withRecipe = recipe ? composeWithRecipe(ready.draft.compose, recipe) : { text: ready.draft.compose, service: undefined };
+        const placeholders = placeholderValues(await methodSettingsOf(this.#server, ready, { adminEmail: true }));
+        const compose = fillPlaceholders(withRecipe.text, placeholders);
         const files = { compose: compose.text, secrets: renderSecretsFile(values), site };
-        const notes = compose.unfilled.map((name) => `The compose file's placeholder {{${name}}} has no value here and is left as it is`);
+        // The gateway is known in the run, once the app's network exists.
+        const notes = compose.unfilled
+            .filter((name) => name !== 'GATEWAY')
+            .map((name) => `The compose file's placeholder {{${name}}} has no value here and is left as it is`);
+        const init =
+            recipe?.init && ready.initDoneAt === null && withRecipe.service && kind !== 'nginx'
+                ? {
+                      service: withRecipe.service,
+                      commands: recipe.init.map(
+                          (command) => fillPlaceholders(command, { ...placeholders, ...openedSecretValues(values) }).text,
+                      ),
+                  }
+                : undefined;
         const previousState = app.state;
-        return await this.#start(ready, kind, actor, { files, values, notes, ...provider }, async (state) => {
+        return await this.#start(ready, kind, actor, { files, values, notes, ...(init ? { init } : {}), ...provider }, async (state) => {
             if (state !== 'succeeded' && undo) {
                 await undo();
+            }
+
+            if (state === 'succeeded' && init) {
+                await apps(this.#server).markInitDone(app.name);
             }
 
             if (kind === 'nginx') {
@@ -311,7 +346,8 @@ export class LifecycleService {
 
     /** The variables the app's sign-in method keeps in its secrets (an OpenID client's id and secret), made once. */
     async #withMethodSecrets(app: AppRecord): Promise<AppRecord> {
-        const method = app.draft.account ? await loadMethod(app.draft.account) : undefined;
+        const applied = (await appliedMethod(this.#server, app)).method;
+        const method = applied ? await loadMethod(applied) : undefined;
         if (!method?.secrets) {
             return app;
         }
@@ -320,6 +356,38 @@ export class LifecycleService {
         const wanted = method.secrets(existing);
         const missing = Object.entries(wanted).filter(([key, value]) => existing[key] !== value);
         return missing.length === 0 ? app : await apps(this.#server).saveDraft(app.name, { secrets: Object.fromEntries(missing) });
+    }
+
+    /**
+     * The app with its admin account named when its recipe needs one: the draft's, else the provider's user whose
+     * e-mail is the deploying user's; a deploy is refused while there is none.
+     */
+    async #withAdminUser(app: AppRecord, actor: DeployUser): Promise<AppRecord> {
+        const { recipe } = await appliedMethod(this.#server, app);
+        if (!recipe || !needsAdminUser(recipe) || app.draft.adminUser) {
+            return app;
+        }
+
+        const adminUser = await this.#defaultAdminUser(actor);
+        if (!adminUser) {
+            throw new ValidationError(
+                `adminUser: ${recipe.title} needs its admin account named, and no identity-provider user has your e-mail (${actor.email}); ` +
+                    'set adminUser (POST /api/apps/{name}/sso or PUT /api/apps/{name}/draft)',
+            );
+        }
+
+        return await apps(this.#server).saveDraft(app.name, { adminUser });
+    }
+
+    /** The identity provider's user whose e-mail is the deploying user's, if the provider is connected and has one. */
+    async #defaultAdminUser(actor: DeployUser): Promise<string | undefined> {
+        if (!(await idpConnection(this.#server).active())) {
+            return undefined;
+        }
+
+        const wanted = actor.email.toLowerCase();
+        const users = await (await idpConnection(this.#server).client()).users(actor.email).catch(() => []);
+        return users.find((user) => user.email?.toLowerCase() === wanted)?.username;
     }
 
     async #start(

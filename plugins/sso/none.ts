@@ -1,0 +1,80 @@
+/**
+ * No login in the app after the provider's: the app's recipe turns its own login off (an environment setting), so
+ * forward auth is the only door. The check asks the app directly, as nginx does: it must answer a page without
+ * asking for a password.
+ */
+import { DomUtils, parseDocument } from 'htmlparser2';
+
+import { checkHttp } from '../deploy/domain/host/http-check.ts';
+import { findLoginForm } from './autologin/form.ts';
+import { appUpstream } from './autologin.ts';
+import type { MethodCheck, MethodCheckContext, MethodSettings, SignInMethod } from './method-types.ts';
+
+const MAX_REDIRECTS = 5;
+const PAGE_BYTES = 512 * 1024;
+
+function setting(settings: MethodSettings): string {
+    const recipe = settings.recipe;
+    if (!recipe) {
+        return "none: no recipe says how this app's login is turned off";
+    }
+
+    const set = Object.entries(recipe.env).map(([name, value]) => `${name}=${value}`);
+    const removed = recipe.remove.map((name) => `${name} removed`);
+    return [...set, ...removed, ...recipe.steps].join('; ') || `the recipe ${recipe.title} changes nothing`;
+}
+
+function hasPasswordField(html: string): boolean {
+    const isPassword = (element: { name: string; attribs: Record<string, string> }) =>
+        element.name === 'input' && element.attribs.type?.toLowerCase() === 'password';
+    return findLoginForm(html) !== undefined || DomUtils.findOne(isPassword, parseDocument(html).children) !== null;
+}
+
+/** Follows the app's own redirects (on its host) from `/` to the page it shows a visitor. */
+async function pageOf(
+    upstream: string,
+    domain: string,
+): Promise<{ path: string; status: number | null; body: string; error: string | null }> {
+    let url = new URL('/', upstream);
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
+        const answer = await checkHttp({ url, host: domain, readBody: PAGE_BYTES, headers: { accept: 'text/html' } });
+        const next = answer.location ? new URL(answer.location, url) : undefined;
+        if (!answer.statusCode || answer.statusCode < 300 || answer.statusCode >= 400 || !next) {
+            return { path: url.pathname + url.search, status: answer.statusCode, body: answer.body ?? '', error: answer.error };
+        }
+
+        url = new URL(next.pathname + next.search, upstream);
+    }
+
+    return { path: url.pathname, status: null, body: '', error: `more than ${MAX_REDIRECTS} redirects` };
+}
+
+async function check({ settings, site }: MethodCheckContext): Promise<MethodCheck> {
+    const upstream = appUpstream(site);
+    const fix = "check the recipe's setting in the compose file (GET /api/apps/{name}/compose) and the app's logs";
+    if (!upstream) {
+        return { ok: false, text: 'the site proxies to no app', fix };
+    }
+
+    const page = await pageOf(upstream, settings.domain);
+    if (page.status === null || page.status >= 400) {
+        return { ok: false, text: `the app answered ${page.path} with ${page.error ?? `status ${page.status}`}`, fix };
+    }
+
+    if (hasPasswordField(page.body)) {
+        return { ok: false, text: `the app still asks for a password at ${page.path}: its own login is on`, fix };
+    }
+
+    return { ok: true, text: `the app answers ${page.path} without its own login`, fix: null };
+}
+
+const none: SignInMethod = {
+    title: "No login in the app after the provider's",
+    singleSignOn: true,
+    needs: [],
+    needsRecipe: true,
+    values: (settings) => ({ setting: setting(settings) }),
+    check,
+};
+
+export default none;
