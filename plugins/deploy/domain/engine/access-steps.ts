@@ -21,7 +21,8 @@ export function accessObjectName(app: string): string {
 export interface AppliedAccess {
     provider: IdentityProvider;
     app: ForwardAuthApp;
-    changes: ForwardAuthChanges;
+    /** What forward auth's objects changed; none when the app has no forward auth (ownDoor). */
+    changes: ForwardAuthChanges | null;
 }
 
 async function providerFor(access: RunAccess): Promise<IdentityProvider> {
@@ -54,6 +55,13 @@ export async function applyAccess(context: RunContext, https: boolean): Promise<
 
     const provider = await providerFor(access);
     const app = forwardAuthApp(context, access, https);
+    if (access.ownDoor) {
+        context.log(
+            "Access: no forward auth in front (the recipe's ownDoor): the app's own OpenID sign-in is the door, and its client admits only the app's groups",
+        );
+        return { provider, app, changes: null };
+    }
+
     const knex = await context.database();
     const changes = await provider.ensureForwardAuthApp(app, (key, work) => withNamedLock(knex, key, work));
     await context.recordResource('access', app.objectName);
@@ -113,6 +121,10 @@ export async function undoMethodAtProvider(context: RunContext, work: MethodProv
 
 /** Puts the provider back as it was before the run; answers what was undone. */
 export async function undoAccess(context: RunContext, applied: AppliedAccess): Promise<string> {
+    if (!applied.changes) {
+        return 'forward auth had not been set up';
+    }
+
     await applied.provider.undoForwardAuthApp(applied.app, applied.changes);
     if (applied.changes.providerCreated) {
         await context.forgetResource('access', applied.app.objectName);
@@ -129,6 +141,11 @@ export async function checkSignInStep(context: RunContext, https: boolean): Prom
     }
 
     context.step = SIGN_IN_STEP;
+    if (context.data.access.ownDoor) {
+        context.log("Checking the sign-in: no forward auth by design (ownDoor); the app's OpenID sign-in is checked next");
+        return;
+    }
+
     const result = await checkSignIn({ host: context.config.host, domain: context.data.domain, https });
     if (result.ok) {
         context.log(`Checking the sign-in: ${result.text}`);

@@ -39,6 +39,8 @@ export interface RunAccess {
     groups: string[];
     /** Hand-written locations of the site that the forward-auth check does not cover. */
     openLocations?: string[];
+    /** No forward auth (the recipe's ownDoor): the app's own OpenID sign-in is the door, its client bound to the groups. */
+    ownDoor?: boolean;
 }
 
 export interface AppRunData {

@@ -203,6 +203,10 @@ export class LifecycleService {
 
         const places = sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain });
         const signIn = await this.#signInFor(app);
+        if ((await appliedMethod(this.#server, app)).recipe?.ownDoor) {
+            return { access: { ...access, ownDoor: true }, ...(signIn ? { signIn } : {}), site: app.draft.nginx };
+        }
+
         const method = signIn ? await loadMethod(signIn.method) : undefined;
         const addMethod = (spec: SiteSpec) => (method?.site && signIn ? method.site(spec, signIn.settings) : spec);
         const site = forField('nginx', () => protectSite(app.draft.nginx, access.connection.outpostUrl, places, addMethod));

@@ -53,10 +53,14 @@ export function recipeProblems(fields: unknown): string[] {
     }
 
     const known = new Set<string>(PLACEHOLDER_NAMES);
-    return renderedTexts(fields as RecipeFields).flatMap(([field, text, extra]) =>
-        placeholdersIn(text)
-            .filter((name) => !known.has(name) && !extra.includes(name))
-            .map((name) => `${field}: unknown placeholder {{${name}}}; known: ${[...PLACEHOLDER_NAMES, ...extra].join(', ')}`),
+    const recipe = fields as RecipeFields;
+    const ownDoor = recipe.ownDoor && recipe.method !== 'oidc' ? ['ownDoor: only an oidc recipe can leave forward auth out'] : [];
+    return ownDoor.concat(
+        renderedTexts(fields as RecipeFields).flatMap(([field, text, extra]) =>
+            placeholdersIn(text)
+                .filter((name) => !known.has(name) && !extra.includes(name))
+                .map((name) => `${field}: unknown placeholder {{${name}}}; known: ${[...PLACEHOLDER_NAMES, ...extra].join(', ')}`),
+        ),
     );
 }
 

@@ -331,6 +331,11 @@ describe('deploy manager: a recipe file that is not valid stops the start', () =
             'image: a/b\ntitle: B\nmethod: oidc\nlevel: documented\nsources: ["https://example.org/"]\nenv:\n  X: "{{SECRET}}"\n',
             /bad-placeholder\.yaml: env\.X: unknown placeholder \{\{SECRET\}\}/,
         ],
+        [
+            'own-door.yaml',
+            'image: a/b\ntitle: B\nmethod: header\nlevel: documented\nsources: ["https://example.org/"]\nownDoor: true\n',
+            /own-door\.yaml: ownDoor: only an oidc recipe can leave forward auth out/,
+        ],
         ['Bad_Name.yaml', 'image: a/b\n', /Bad_Name\.yaml: the file name must be <id>\.yaml/],
         ['not-yaml.yaml', 'image: [unclosed\n', /not-yaml\.yaml: not YAML/],
         [
