@@ -196,6 +196,10 @@ export function loggingPlugin(level: string): { plugin: Plugin<HapiPino.Options>
             },
             wrapSerializers: false,
             formatters: { log: redactedLine },
+            // Standard output written asynchronously: process.stdout writes each line with a blocking system call
+            // (files and pipes), which cost about as much as the rest of a small request. Lines written while one
+            // write is under way go out together; pino flushes what is left when the process exits.
+            stream: Pino.destination({ dest: 1, sync: false }) as unknown as NodeJS.WriteStream,
         },
     };
 }
