@@ -165,13 +165,14 @@ export function startServerProcess(environment: Record<string, string>): Running
     return { child, output: () => output, exited };
 }
 
+/** A new process compiles the whole server through tsx before it listens: on a busy machine that takes a while. */
 export async function waitForHealth(port: number, server: RunningServer): Promise<void> {
     const healthy = () =>
         fetch(`http://127.0.0.1:${port}/api/health`).then(
             (response) => response.ok,
             () => false, // not listening yet
         );
-    await waitUntil(`the server on port ${port} answers /api/health`, healthy, { timeoutMs: 30_000, intervalMs: 100 }).catch(
+    await waitUntil(`the server on port ${port} answers /api/health`, healthy, { timeoutMs: 90_000, intervalMs: 100 }).catch(
         (error: Error) => {
             throw new Error(`${error.message}; its output:\n${server.output()}`);
         },
