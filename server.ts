@@ -23,10 +23,13 @@ import { recipes } from './plugins/deploy/domain/recipes/recipe-service.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
 import { packageRegistryPlugin } from './plugins/git/routes/package-registry.ts';
 import { runnerProtocolPlugin } from './plugins/git/routes/runner-protocol.ts';
+import { webPlugin } from './plugins/web.ts';
 
 export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
 export const GIT_SWAGGER_FILE = Path.join(ROOT_DIR, 'specs', 'git', 'swagger.v1.json');
 const DEPLOY_SPECS_DIR = Path.join(ROOT_DIR, 'specs', 'deploy');
+/** The deploy manager's web UI as Vite builds it (npm run build:web). */
+export const WEB_DIST_DIR = Path.join(ROOT_DIR, 'web', 'dist');
 
 export interface ServerOptions {
     /** A knex the caller owns (tests); otherwise one is made from DATABASE_URL. */
@@ -81,6 +84,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
                 authStrategy: SESSION_STRATEGY,
             })),
         );
+        await server.register({ plugin: webPlugin, options: { distDir: WEB_DIST_DIR } });
     } else {
         // The health check belongs to the process, whichever services it hosts.
         server.route({ method: 'GET', path: '/api/health', handler: () => ({ status: 'ok' }) });

@@ -1,0 +1,284 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import Docker from 'dockerode';
+import type { Page } from 'playwright-core';
+
+import type { Browser } from '../helpers/browser.ts';
+import { freePort } from '../helpers/server.ts';
+import { buildWebImage, removeProjects } from '../support/images.ts';
+import { type RunningServices, startServices } from '../support/services.ts';
+import { runToEnd } from '../support/sse.ts';
+import { ADMIN_ACCOUNT, checkAccessibility, type PageProblems, screenshot, startWebServer, watchPage, type WebServer } from './harness.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const BASE_DOMAIN = 'apps.test';
+const APP = 'notebook';
+const RUN_TIMEOUT_MS = 240_000;
+
+describe('web UI: the app page, from its status to its deletion', { timeout: 900_000 }, () => {
+    let services: RunningServices;
+    let web: WebServer;
+    let admin: Browser;
+    let page: Page;
+    let problems: PageProblems;
+    const images: string[] = [];
+    const engine = new Docker();
+
+    const appUrl = (tab = '') => `${web.baseUrl}/apps/${APP}${tab ? `/${tab}` : ''}`;
+    const panel = (name: string) => page.getByRole('heading', { level: 2, name }).waitFor();
+    const runEnded = async (target: Page = page) => {
+        await target.locator('.run-log').last().waitFor();
+        await target.locator('.run-log:not([data-state="running"])').last().waitFor({ timeout: RUN_TIMEOUT_MS });
+        return await target.locator('.run-log').last().getAttribute('data-state');
+    };
+    const container = async () => await engine.getContainer(`${APP}-web-1`).inspect();
+
+    before({ timeout: 600_000 }, async () => {
+        services = await startServices();
+        const registry = services.exports.REGISTRY_URL;
+        images.push(buildWebImage(`${registry}/gatehouse-test/notes:1`, '<h1>notes v1</h1>\n', true));
+        images.push(buildWebImage(`${registry}/gatehouse-test/notes:2`, '<h1>notes v2</h1>\n', true));
+        const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
+        web = await startWebServer({
+            ...withoutAcme,
+            BASE_DOMAIN,
+            APPS_FIRST_HOST_PORT: String(await freePort()),
+            HUB_URL: 'http://127.0.0.1:9',
+            HUB_REGISTRY_URL: 'http://127.0.0.1:9',
+        });
+        admin = web.admin as Browser;
+        const created = await admin.post('/api/apps', { name: APP, image: `${registry}/gatehouse-test/notes`, tag: '1' });
+        expect(created.status, created.text).to.equal(201);
+        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        const compose = [
+            'services:',
+            '  web:',
+            `    image: ${registry}/gatehouse-test/notes:1`,
+            '    restart: unless-stopped',
+            '    environment:',
+            '      GREETING: ${GREETING}',
+            '    ports:',
+            `      - "127.0.0.1:${port}:80"`,
+            '    volumes:',
+            '      - data:/data',
+            'volumes:',
+            '  data: {}',
+            '',
+        ].join('\n');
+        const saved = await admin.put(`/api/apps/${APP}/draft`, { compose, secrets: { GREETING: 'hello-notebook' } });
+        expect(saved.status, saved.text).to.equal(200);
+        const deployed = await runToEnd(admin, await admin.post(`/api/apps/${APP}/deploy`, {}));
+        expect(deployed.state, deployed.text).to.equal('succeeded');
+
+        const browser = await web.openBrowser();
+        page = browser.page;
+        problems = watchPage(page);
+        await web.signInBrowser(browser.context, ADMIN_ACCOUNT.email, ADMIN_ACCOUNT.password);
+    });
+
+    after(async () => {
+        await removeProjects([APP], images);
+        await engine
+            .getVolume(`${APP}_data`)
+            .remove()
+            .catch(() => undefined);
+        await web?.stop();
+        services?.stop();
+    });
+
+    it('shows the status: containers, health, the probe through nginx and the certificate', async () => {
+        await page.goto(appUrl());
+        await page.getByRole('heading', { level: 1, name: /^notebook/ }).waitFor();
+        const row = page.getByRole('table', { name: 'Containers' }).locator('tr[data-service="web"]');
+        await row.waitFor();
+        expect(await row.textContent()).to.contain('running');
+        expect(await page.locator('li[data-probe="HTTPS"]').textContent()).to.match(/HTTPS: 200 in \d+ ms/);
+        expect(await page.locator('.certificate').textContent()).to.match(/expires .*\(\d+ days? left\)/);
+        await checkAccessibility(page);
+        await screenshot(page, 'app-1-status');
+    });
+
+    it('shows the logs, the runs with their logs, and the files', async () => {
+        await page.getByRole('link', { name: 'Logs', exact: true }).click();
+        await page.waitForURL(appUrl('logs'));
+        await page.getByRole('heading', { level: 3, name: /^web/ }).waitFor();
+        expect(await page.getByLabel('Log of web').textContent()).to.contain('response:');
+        await checkAccessibility(page);
+        await screenshot(page, 'app-2-logs');
+
+        await page.getByRole('link', { name: 'Runs', exact: true }).click();
+        const run = page.locator('tr[data-run]').first();
+        await run.waitFor();
+        expect(await run.textContent()).to.contain('deploy');
+        await run.getByRole('button', { name: /^Show the log of run/ }).click();
+        expect(await runEnded()).to.equal('succeeded');
+        expect(await page.locator('.run-line-step').allTextContents()).to.include('containers');
+        await checkAccessibility(page);
+        await screenshot(page, 'app-3-runs');
+
+        await page.getByRole('link', { name: 'Files', exact: true }).click();
+        const secrets = page.locator('.file-view[data-kind="secrets"]');
+        await secrets.waitFor();
+        await secrets.locator('summary').click();
+        // Administrators see the app's secrets as they are.
+        expect(await secrets.locator('pre').textContent()).to.equal('GREETING=hello-notebook\n');
+        await checkAccessibility(page);
+        await screenshot(page, 'app-4-files');
+    });
+
+    it('shows the account card and the access (public: no identity provider is connected)', async () => {
+        await page.goto(appUrl('account'));
+        await panel('Sign-in');
+        await page.getByText('No method chosen').waitFor();
+        await page.getByText(/^The sign-in has not been checked yet|^Last sign-in check/).waitFor();
+        await page.getByRole('button', { name: 'Change the method' }).click();
+        await page.getByRole('group', { name: "The app's own login (not single sign-on)" }).waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'app-5-sign-in');
+
+        await page.getByRole('link', { name: 'Access', exact: true }).click();
+        await page.getByText('Public: no identity provider stands in front of it.').waitFor();
+        await page.locator('.access-groups .error-text').waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'app-6-access');
+    });
+
+    it('changes the compose file in the model editor and deploys it, the run followed live', async () => {
+        await page.goto(appUrl('compose'));
+        const form = page.getByTestId('compose-model');
+        await form.waitFor();
+        const imageField = form.getByRole('textbox', { name: 'Image', exact: true });
+        const current = await imageField.inputValue();
+        expect(current).to.endWith('/gatehouse-test/notes:1');
+        await imageField.fill(current.replace(/:1$/, ':2'));
+        await checkAccessibility(page);
+        await screenshot(page, 'app-7-compose-form');
+        await page.getByRole('button', { name: 'Save and deploy the compose file' }).click();
+        await page.locator('.run-log[data-state="running"] .run-line').first().waitFor();
+        expect(await runEnded()).to.equal('succeeded');
+        expect((await container()).Config.Image).to.endWith('/gatehouse-test/notes:2');
+        const draft = ((await admin.get(`/api/apps/${APP}`)).body as { app: { draft: { compose: string } } }).app.draft;
+        expect(draft.compose).to.contain('/gatehouse-test/notes:2');
+    });
+
+    it('changes it in the text editor: a lint risk is shown in the list and the gutter, refused, then accepted', async () => {
+        await page.getByRole('button', { name: 'Text', exact: true }).click();
+        const text = page.getByRole('textbox', { name: 'Compose file' });
+        await text.waitFor();
+        expect(await text.textContent()).to.contain('/gatehouse-test/notes:2');
+        await text.locator('.cm-line', { hasText: '- data:/data' }).click();
+        await page.keyboard.press('End');
+        await page.keyboard.press('Enter');
+        await page.keyboard.type('- /etc:/host-etc:ro');
+        const risk = page.locator('.finding-risk').filter({ hasText: '/etc' });
+        await risk.waitFor();
+        expect(await risk.locator('.finding-fix').count()).to.equal(1);
+        await page.locator('.cm-lint-marker-error').first().waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'app-8-compose-risk');
+
+        const save = page.getByRole('button', { name: 'Save and deploy the compose file' });
+        await save.click();
+        const refusal = page.locator('.tab-actions .error-text');
+        await refusal.waitFor();
+        expect(await refusal.textContent()).to.contain('acceptRisks');
+
+        await page.getByLabel(/^I accept this risk/).check();
+        await save.click();
+        await page.locator('.run-log[data-state="running"]').waitFor();
+        expect(await runEnded()).to.equal('succeeded');
+        const mounts = (await container()).Mounts.map((mount) => `${mount.Source}:${mount.Destination}`);
+        expect(mounts).to.include('/etc:/host-etc');
+        await screenshot(page, 'app-9-compose-text-saved');
+    });
+
+    it('restarts it', async () => {
+        const startedBefore = (await container()).State.StartedAt;
+        await page.goto(appUrl());
+        await page.getByRole('button', { name: 'Restart', exact: true }).click();
+        expect(await runEnded()).to.equal('succeeded');
+        expect((await container()).State.StartedAt).to.not.equal(startedBefore);
+        await page.getByRole('table', { name: 'Containers' }).locator('tr[data-service="web"]').waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'app-10-restarted');
+    });
+
+    it('a viewer sees no edit control, and the secrets masked', async () => {
+        const viewer = await web.signInAs('viewer');
+        const editorCalls: string[] = [];
+        viewer.page.on('request', (request) => {
+            if (/\/api\/(compose|nginx|idp|sso)\//.test(request.url())) {
+                editorCalls.push(request.url());
+            }
+        });
+        await viewer.page.goto(appUrl());
+        await viewer.page.getByRole('table', { name: 'Containers' }).locator('tr[data-service="web"]').waitFor();
+        expect(await viewer.page.getByRole('button', { name: /^(Restart|Stop|Start)$/ }).count()).to.equal(0);
+        expect(await viewer.page.getByRole('link', { name: 'Delete', exact: true }).count()).to.equal(0);
+        await checkAccessibility(viewer.page);
+        await screenshot(viewer.page, 'app-11-viewer-status');
+
+        await viewer.page.getByRole('link', { name: 'Compose', exact: true }).click();
+        const text = viewer.page.getByRole('textbox', { name: 'Compose file' });
+        await text.waitFor();
+        expect(await text.getAttribute('aria-readonly')).to.equal('true');
+        expect(await text.getAttribute('contenteditable')).to.equal('false');
+        expect(await viewer.page.getByRole('button', { name: /^(Form|Text|Save and deploy the compose file)$/ }).count()).to.equal(0);
+        await checkAccessibility(viewer.page);
+
+        await viewer.page.getByRole('link', { name: 'Files', exact: true }).click();
+        const secrets = viewer.page.locator('.file-view[data-kind="secrets"]');
+        await secrets.waitFor();
+        expect(await secrets.locator('pre').textContent()).to.equal('GREETING=••••••••\n');
+        expect(await viewer.page.content()).to.not.contain('hello-notebook');
+
+        await viewer.page.getByRole('link', { name: 'Sign-in', exact: true }).click();
+        await viewer.page.getByText('No method chosen').waitFor();
+        expect(await viewer.page.getByRole('button', { name: 'Change the method' }).count()).to.equal(0);
+        await viewer.page.getByRole('link', { name: 'Access', exact: true }).click();
+        await viewer.page.getByText('Public: no identity provider stands in front of it.').waitFor();
+        expect(await viewer.page.getByRole('button', { name: 'Save the groups' }).count()).to.equal(0);
+        await viewer.page.goto(appUrl('delete'));
+        await viewer.page.getByText('Only administrators delete apps.').waitFor();
+        expect(editorCalls).to.equal([]);
+    });
+
+    it('deletes it with options, each explained, and what it removes previewed', async () => {
+        await page.goto(appUrl('delete'));
+        await panel('Delete');
+        const preview = page.getByRole('region', { name: 'What this delete removes' });
+        await preview.getByText(`container ${APP}-web-1`).waitFor();
+        expect(await preview.textContent()).to.not.contain('volume');
+        for (const option of ["Delete the app's folder", 'Remove the volumes', 'Forget the history']) {
+            const box = page.getByRole('checkbox', { name: option });
+            expect(await box.getAttribute('aria-describedby')).to.match(/-explain$/);
+            await box.check();
+        }
+
+        const appDir = Path.join(web.context.config.apps.appsDir, APP);
+        await preview.getByText(`volume ${APP}_data`).waitFor();
+        await preview.getByText(appDir, { exact: true }).waitFor();
+        expect(await preview.textContent()).to.match(/\d+ runs/);
+        const remove = page.getByRole('button', { name: `Delete ${APP}` });
+        expect(await remove.isDisabled()).to.be.true();
+        await page.getByLabel(`Type the app's name (${APP}) to confirm`).fill(APP);
+        await checkAccessibility(page);
+        await screenshot(page, 'app-12-delete');
+        await remove.click();
+        expect(await runEnded()).to.equal('succeeded');
+        await page.getByText(`${APP} is deleted.`).waitFor();
+        await screenshot(page, 'app-13-deleted');
+
+        expect((await admin.get(`/api/apps/${APP}`)).status).to.equal(404);
+        expect(Fs.existsSync(appDir)).to.be.false();
+        expect(await engine.listContainers({ all: true, filters: { label: [`com.docker.compose.project=${APP}`] } })).to.equal([]);
+        expect((await engine.listVolumes()).Volumes?.some((volume) => volume.Name === `${APP}_data`) ?? false).to.be.false();
+        expect(problems.list()).to.equal([]);
+    });
+});

@@ -1,0 +1,340 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import type { Page } from 'playwright-core';
+
+import { freePort, temporaryDirectory } from '../helpers/server.ts';
+import { type AuthentikStandIn, startAuthentikStandIn } from '../support/authentik/index.ts';
+import { type DockerHubStandIn, startDockerHub } from '../support/docker-hub.ts';
+import { buildWebImage, removeProjects } from '../support/images.ts';
+import { type RunningServices, startServices } from '../support/services.ts';
+import { ADMIN_ACCOUNT, checkAccessibility, type PageProblems, screenshot, startWebServer, watchPage, type WebServer } from './harness.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const BASE_DOMAIN = 'apps.test';
+const APP = 'storefront';
+const RUN_TIMEOUT_MS = 240_000;
+
+/** A recipe for the test image: its evidence (documented, with a source) and a catalog template. */
+function recipeFor(repository: string): string {
+    return [
+        `image: ${repository}`,
+        'title: Web UI test app',
+        'description: A static page served by busybox httpd',
+        'method: header',
+        'level: documented',
+        'sources: ["https://example.org/webui/sign-in"]',
+        'compose: |',
+        '  services:',
+        '    web:',
+        '      image: {{IMAGE}}',
+        '      restart: unless-stopped',
+        '      ports:',
+        '        - "127.0.0.1:{{PORT}}:80"',
+        '',
+    ].join('\n');
+}
+
+interface AppAnswer {
+    app: {
+        state: string;
+        draft: {
+            step?: string;
+            account?: string;
+            adminUser?: string;
+            secrets: Record<string, string>;
+            auth?: { groups?: Array<{ name: string }> };
+        };
+        access: { mode: string; groups: Array<{ name: string }> };
+    };
+}
+
+describe('web UI: the new-app wizard, from a name to a deployed app', { timeout: 900_000 }, () => {
+    let services: RunningServices;
+    let authentik: AuthentikStandIn;
+    let web: WebServer;
+    let page: Page;
+    let problems: PageProblems;
+    let image: string;
+    let recipeDir: string;
+    let hub: DockerHubStandIn;
+
+    const appAnswer = async () => (await web.admin?.get(`/api/apps/${APP}`))?.body as AppAnswer;
+    const stepHeading = (name: string) => page.getByRole('heading', { level: 2, name });
+    const next = async (label: RegExp) => await page.getByRole('button', { name: label }).click();
+
+    before({ timeout: 600_000 }, async () => {
+        services = await startServices();
+        image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/webui:1`, '<h1>webui v1</h1>\n', true);
+        authentik = await startAuthentikStandIn();
+        authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
+        authentik.addGroup('storefront-team');
+        authentik.addGroup('accounting');
+        authentik.addUser({
+            username: 'boss',
+            password: 'boss-password',
+            email: 'boss@example.com',
+            name: 'Bo Ss',
+            groups: ['storefront-team'],
+        });
+        const token = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
+        // Sites keep their stand-in certificates: this test is about the wizard, not ACME.
+        const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
+        hub = await startDockerHub();
+        recipeDir = temporaryDirectory('gatehouse-recipes-');
+        Fs.writeFileSync(Path.join(recipeDir, 'webui.yaml'), recipeFor(image.replace(/:1$/, '')));
+        web = await startWebServer({
+            ...withoutAcme,
+            BASE_DOMAIN,
+            APPS_FIRST_HOST_PORT: String(await freePort()),
+            RECIPES_DIRS: recipeDir,
+            HUB_URL: hub.url,
+            // Docker Hub's registry is not reachable from the tests: a closed loopback port stands for it.
+            HUB_REGISTRY_URL: 'http://127.0.0.1:9',
+        });
+        const connected = await web.admin?.put('/api/admin/idp', { url: authentik.url, token });
+        expect(connected?.status, connected?.text).to.equal(200);
+        const browser = await web.openBrowser();
+        page = browser.page;
+        problems = watchPage(page);
+        await web.signInBrowser(browser.context, ADMIN_ACCOUNT.email, ADMIN_ACCOUNT.password);
+    });
+
+    after(async () => {
+        await removeProjects([APP], image ? [image] : []);
+        await web?.stop();
+        await authentik?.close();
+        await hub?.stop();
+        services?.stop();
+        if (recipeDir) {
+            Fs.rmSync(recipeDir, { recursive: true, force: true });
+        }
+    });
+
+    it('checks the name live and refuses one that is taken', async () => {
+        await web.admin?.post('/api/apps', { name: 'taken', image: 'nginx', tag: '1.27' });
+        await page.goto(`${web.baseUrl}/apps/new`);
+        await page.getByRole('heading', { level: 1, name: 'New app' }).waitFor();
+        const name = page.getByLabel('Name (required)');
+        await name.fill('taken');
+        await page.getByText('taken cannot be used.').waitFor();
+        expect(await page.getByText('an app named taken exists').first().isVisible()).to.be.true();
+        expect(await page.getByRole('button', { name: 'Next: the image' }).isDisabled()).to.be.true();
+
+        await name.fill(APP);
+        await page.getByText(`${APP} is free: the app will live at ${APP}.${BASE_DOMAIN}.`).waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-1-name');
+        await next(/^Next: the image$/);
+        await stepHeading('Image').waitFor();
+    });
+
+    it('lists the catalog, then takes a typed image and a tag listed from its registry', async () => {
+        await page.getByLabel('From the catalog').check();
+        const template = page.getByRole('list', { name: 'Templates' }).getByRole('listitem').filter({ hasText: 'Web UI test app' });
+        await template.waitFor();
+        expect(await template.textContent()).to.contain('documented');
+        await template.getByRole('button', { name: 'Use this template: Web UI test app' }).click();
+        await page.getByText('The app will be made from the template Web UI test app.').waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-2-catalog');
+
+        await page.getByLabel('Search Docker Hub').check();
+        await page.getByRole('searchbox', { name: 'Search Docker Hub' }).fill('nginx');
+        await page.getByRole('button', { name: 'Search', exact: true }).click();
+        const found = page.getByRole('list', { name: /repositories found$/ }).getByRole('listitem');
+        await found.first().waitFor();
+        expect(await found.first().textContent()).to.contain('official');
+        await page.getByRole('button', { name: 'Choose nginx', exact: true }).click();
+        expect(await page.getByRole('textbox', { name: 'Image', exact: true }).inputValue()).to.equal('nginx');
+        await page.getByRole('button', { name: 'List the tags of nginx' }).click();
+        await page.getByLabel(/^Tags of /).selectOption('1.27');
+        await page.getByText('The app will run nginx:1.27.').waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-3-hub');
+
+        await page.getByLabel('Type an image').check();
+        const repository = image.replace(/:1$/, '');
+        await page.getByRole('textbox', { name: 'Image', exact: true }).fill(repository);
+        await page.getByRole('button', { name: /^List the tags of/ }).click();
+        const tags = page.getByLabel(/^Tags of /);
+        await tags.waitFor();
+        await tags.selectOption('1');
+        await page.getByText(`The app will run ${repository}:1.`).waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-3-typed-image');
+        await next(/^Create the draft$/);
+        await page.waitForURL(`${web.baseUrl}/apps/new?app=${APP}`);
+        await stepHeading('Sign-in method').waitFor();
+        expect((await appAnswer()).app.draft.step).to.equal('sign-in');
+    });
+
+    it('shows the sign-in methods in the API order with their evidence, the rest behind "Show all methods", the own login apart', async () => {
+        const sso = page.getByRole('group', { name: 'Single sign-on through the identity provider' });
+        await sso.waitFor();
+        const header = sso.locator('li[data-method="header"]');
+        expect(await header.textContent()).to.contain('documented');
+        expect(await header.getByRole('link').getAttribute('href')).to.equal('https://example.org/webui/sign-in');
+        expect(await sso.getByRole('radio', { name: /^The app's recipe decides \(Web UI test app: header\)/ }).isChecked()).to.be.true();
+
+        const showAll = page.getByRole('button', { name: /^Show all methods/ });
+        expect(await showAll.getAttribute('aria-expanded')).to.equal('false');
+        const hidden = page.getByRole('radio', { name: /OpenID Connect/ });
+        expect(await hidden.isVisible()).to.be.false();
+        await showAll.click();
+        expect(await page.getByRole('button', { name: 'Show fewer methods' }).getAttribute('aria-expanded')).to.equal('true');
+        expect(await hidden.isVisible()).to.be.true();
+
+        const own = page.getByRole('group', { name: "The app's own login (not single sign-on)" });
+        expect(await own.getByRole('radio').count()).to.equal(1);
+        await own.getByRole('radio').check();
+
+        await page.getByText(`The evidence for ${image}`).click();
+        await page.getByText(/^Recipe Web UI test app \(header, documented\), matched by/).waitFor({ timeout: 60_000 });
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-4-sign-in');
+        await next(/^Save and continue: access and admin account$/);
+        await stepHeading('Access and admin account').waitFor();
+        expect((await appAnswer()).app.draft.account).to.equal('own');
+    });
+
+    it('chooses the access group (suggested for the app) and the admin account from the directory', async () => {
+        const group = page.getByRole('checkbox', { name: 'storefront-team' });
+        await group.waitFor();
+        expect(await page.getByText(/suggested: named like the app/).count()).to.equal(1);
+        await group.check();
+        await page.getByRole('button', { name: 'Save the groups' }).click();
+        await page.getByText(/^Saved\. Only members of the chosen groups/).waitFor();
+
+        await page.getByLabel('Admin account in the app (a user of the identity provider)').fill('bo');
+        await page.getByRole('button', { name: 'Use boss' }).click();
+        await page.getByText("The app's admin: boss.").waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-5-access');
+        await next(/^Save and continue: compose file$/);
+        await stepHeading('Compose file').waitFor();
+        const saved = await appAnswer();
+        expect(saved.app.draft.adminUser).to.equal('boss');
+        expect(saved.app.access.groups.map((entry) => entry.name)).to.equal(['storefront-team']);
+    });
+
+    it('edits the compose file as a form, with its lint findings and their fixes', async () => {
+        const form = page.getByTestId('compose-model');
+        await form.waitFor();
+        expect(await form.getByLabel('Image', { exact: true }).inputValue()).to.equal(image);
+        await form.getByRole('button', { name: 'Add a variable' }).click();
+        await form.getByLabel('Name of variable 1').fill('GREETING');
+        await form.getByLabel('Value of variable GREETING').fill('${GREETING}');
+        await page.locator('.finding').filter({ hasText: 'no healthcheck' }).first().waitFor();
+        expect(await page.locator('.finding-fix').count()).to.be.above(0);
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-6-compose');
+        await next(/^Save and continue: nginx site$/);
+        await stepHeading('nginx site').waitFor();
+    });
+
+    it('shows the nginx site as a form and as text, checked with nginx -t', async () => {
+        const form = page.getByTestId('nginx-model');
+        await form.waitFor();
+        expect(await form.getByLabel('Server names').count()).to.equal(0);
+        expect(await form.getByRole('textbox', { name: 'server name 1' }).inputValue()).to.equal(`${APP}.${BASE_DOMAIN}`);
+        await page.getByRole('button', { name: 'Text', exact: true }).click();
+        const text = page.getByRole('textbox', { name: 'nginx site' });
+        await text.waitFor();
+        expect(await text.textContent()).to.contain(`server_name ${APP}.${BASE_DOMAIN}`);
+        await page.getByText('The nginx site: no findings.').waitFor({ timeout: 30_000 });
+        expect(await page.locator('.cm-lint-marker').count()).to.equal(0);
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-7-nginx');
+        await page.getByRole('button', { name: 'Form', exact: true }).click();
+        await form.waitFor();
+        await next(/^Save and continue: secrets$/);
+        await stepHeading('Secrets').waitFor();
+    });
+
+    it('generates the secret the compose file needs', async () => {
+        const name = page.getByLabel('Name', { exact: true });
+        await name.waitFor();
+        expect(await name.inputValue()).to.equal('GREETING');
+        await page.getByRole('button', { name: 'Generate GREETING' }).click();
+        const value = page.getByLabel('Value of GREETING');
+        await page.waitForFunction(
+            () => (document.querySelector<HTMLInputElement>('.secret-row input[type="password"]')?.value ?? '').length === 24,
+        );
+        expect(await value.getAttribute('type')).to.equal('password');
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-8-secrets');
+        await next(/^Save and continue: preview$/);
+        await stepHeading('Preview').waitFor();
+        expect((await appAnswer()).app.draft.secrets.GREETING).to.have.length(24);
+    });
+
+    it('previews what the deploy creates, with the secrets masked', async () => {
+        const containers = page.getByRole('table', { name: 'Containers' });
+        await containers.waitFor();
+        expect(await containers.textContent()).to.contain(`${APP}-app-1`);
+        await page.locator('.file-view summary').filter({ hasText: 'secrets.env' }).click();
+        expect(await page.locator('.file-view pre').filter({ hasText: 'GREETING=' }).textContent()).to.contain('GREETING=••••••••');
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-9-preview');
+        await next(/^Save and continue: deploy$/);
+        await stepHeading('Deploy').waitFor();
+    });
+
+    it('deploys with the live log visible, then opens the app page', async () => {
+        await page.getByRole('button', { name: 'Deploy', exact: true }).click();
+        // A line while the run is still going: the log is followed live, not read afterwards.
+        await page.locator('.run-log[data-state="running"] .run-line').first().waitFor();
+        await page.locator('.run-log[data-state="succeeded"]').waitFor({ timeout: RUN_TIMEOUT_MS });
+        const lines = await page.locator('.run-line-step').allTextContents();
+        for (const step of ['files', 'containers', 'nginx', 'access']) {
+            expect(lines, step).to.include(step);
+        }
+
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-10-deployed');
+        const answer = await appAnswer();
+        expect(answer.app.state).to.equal('running');
+        expect(answer.app.access.mode).to.equal('groups');
+
+        await page.getByRole('link', { name: 'Open its page' }).click();
+        await page.waitForURL(`${web.baseUrl}/apps/${APP}`);
+        await page.getByRole('table', { name: 'Containers' }).getByRole('row', { name: /app/ }).waitFor();
+        expect(problems.list()).to.equal([]);
+    });
+
+    it('changes the sign-in method on the account card, its run followed, then shows the values to copy', async () => {
+        await page.getByRole('link', { name: 'Sign-in', exact: true }).click();
+        await page.getByText("Keep the app's own login").first().waitFor();
+        await page.getByRole('button', { name: 'Change the method' }).click();
+        await page.getByRole('radio', { name: /^Username from the proxy/ }).check();
+        await checkAccessibility(page);
+        await page.getByRole('button', { name: 'Apply the sign-in method' }).click();
+        await page.locator('.run-log[data-state="running"]').waitFor();
+        await page.locator('.run-log:not([data-state="running"])').waitFor({ timeout: RUN_TIMEOUT_MS });
+        expect(await page.locator('.run-log').getAttribute('data-state')).to.equal('succeeded');
+        expect(await page.locator('.run-line-step').allTextContents()).to.include('sign-in-method');
+
+        const headers = page.locator('.identity-value[data-key="headers"]');
+        await headers.waitFor();
+        expect(await headers.textContent()).to.contain('Remote-User');
+        expect(await headers.getByRole('button', { name: 'Copy Headers the app reads' }).count()).to.equal(1);
+        await page.locator('p[data-check="true"]').waitFor();
+        await checkAccessibility(page);
+        await screenshot(page, 'new-app-11-sign-in-changed');
+        expect((await appAnswer()).app.draft.account).to.equal('header');
+    });
+
+    it('a viewer cannot make apps', async () => {
+        const viewer = await web.signInAs('viewer');
+        await viewer.page.goto(`${web.baseUrl}/apps/new`);
+        await viewer.page.getByText('Only editors and administrators make apps.').waitFor();
+        expect(await viewer.page.getByLabel('Name (required)').count()).to.equal(0);
+        await checkAccessibility(viewer.page);
+    });
+});

@@ -1,0 +1,238 @@
+import type { TargetedSubmitEvent } from 'preact';
+import { useState } from 'preact/hooks';
+
+import { type Role, api, useApi, useSession } from '../../api.ts';
+import { Badge } from '../../components/Badge.tsx';
+import { Button } from '../../components/Button.tsx';
+import { Card } from '../../components/Card.tsx';
+import { ErrorText } from '../../components/ErrorText.tsx';
+import { Field } from '../../components/Field.tsx';
+import { Spinner } from '../../components/Spinner.tsx';
+import { dateTime } from '../../format/time.ts';
+import { type FormError, errorFor, formError } from '../account/form-error.ts';
+import { SelectField } from './select-field.tsx';
+import type { AdminUser } from './types.ts';
+
+const ROLES: { value: Role; label: string }[] = [
+    { value: 'viewer', label: 'Viewer: sees everything, changes nothing' },
+    { value: 'editor', label: 'Editor: deploys and changes apps' },
+    { value: 'admin', label: 'Administrator: also users and settings' },
+];
+
+const ROLE_NAMES: Record<Role, string> = { viewer: 'Viewer', editor: 'Editor', admin: 'Administrator' };
+
+/** Users: the list with each one's role, state and actions, and a form to add one. */
+export function UsersSection() {
+    const { data, error, loading, reload } = useApi<{ users: AdminUser[] }>('/api/admin/users');
+    return (
+        <>
+            <Card title="Users">
+                {loading && !data ? <Spinner /> : null}
+                <ErrorText error={error} />
+                {data ? <UserTable users={data.users} onChange={reload} /> : null}
+            </Card>
+            <NewUserCard onCreated={reload} />
+        </>
+    );
+}
+
+function UserTable(props: { users: AdminUser[]; onChange: () => void }) {
+    return (
+        <div class="table-scroll">
+            <table class="table admin-table users-table">
+                <thead>
+                    <tr>
+                        <th scope="col">Name</th>
+                        <th scope="col">E-mail</th>
+                        <th scope="col">Role</th>
+                        <th scope="col">State</th>
+                        <th scope="col">Last sign-in</th>
+                        <th scope="col">Actions</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {props.users.map((user) => (
+                        <UserRow key={user.id} user={user} onChange={props.onChange} />
+                    ))}
+                </tbody>
+            </table>
+        </div>
+    );
+}
+
+function UserRow(props: { user: AdminUser; onChange: () => void }) {
+    const { user } = props;
+    const session = useSession();
+    const [busy, setBusy] = useState(false);
+    const [error, setError] = useState<Error | undefined>(undefined);
+    const [confirmingDelete, setConfirmingDelete] = useState(false);
+    const isSelf = session.user?.id === user.id;
+
+    const act = async (work: () => Promise<unknown>) => {
+        setBusy(true);
+        setError(undefined);
+        try {
+            await work();
+            setConfirmingDelete(false);
+            props.onChange();
+        } catch (failure) {
+            setError(failure as Error);
+        } finally {
+            setBusy(false);
+        }
+    };
+    const update = (changes: Partial<Pick<AdminUser, 'role' | 'disabled'>> & { resetTotp?: boolean }) =>
+        void act(() => api.put(`/api/admin/users/${user.id}`, changes));
+
+    return (
+        <tr class={user.disabled ? 'user-disabled' : undefined}>
+            <th scope="row">
+                {user.name}
+                {isSelf ? <span class="muted"> (you)</span> : null}
+            </th>
+            <td>{user.email}</td>
+            <td>
+                <label class="visually-hidden" for={`role-${user.id}`}>
+                    Role of {user.email}
+                </label>
+                <select
+                    id={`role-${user.id}`}
+                    value={user.role}
+                    disabled={busy}
+                    onChange={(event) => update({ role: event.currentTarget.value as Role })}
+                >
+                    {ROLES.map((role) => (
+                        <option key={role.value} value={role.value}>
+                            {ROLE_NAMES[role.value]}
+                        </option>
+                    ))}
+                </select>
+            </td>
+            <td>
+                {user.disabled ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}{' '}
+                {user.totpEnabled ? <Badge tone="info">two factors</Badge> : null}
+            </td>
+            <td>{user.lastLoginAt > 0 ? dateTime(new Date(user.lastLoginAt).toISOString()) : 'never'}</td>
+            <td>
+                <div class="row-actions">
+                    {confirmingDelete ? (
+                        <>
+                            <span>Delete {user.email}?</span>
+                            <Button variant="danger" busy={busy} onClick={() => void act(() => api.delete(`/api/admin/users/${user.id}`))}>
+                                Delete for good
+                            </Button>
+                            <Button onClick={() => setConfirmingDelete(false)}>Keep</Button>
+                        </>
+                    ) : (
+                        <>
+                            <Button
+                                busy={busy}
+                                onClick={() => update({ disabled: !user.disabled })}
+                                aria-label={`${user.disabled ? 'Enable' : 'Disable'} ${user.email}`}
+                            >
+                                {user.disabled ? 'Enable' : 'Disable'}
+                            </Button>
+                            {user.totpEnabled ? (
+                                <Button
+                                    busy={busy}
+                                    onClick={() => update({ resetTotp: true })}
+                                    aria-label={`Reset the two factors of ${user.email}`}
+                                >
+                                    Reset two factors
+                                </Button>
+                            ) : null}
+                            <Button
+                                variant="danger"
+                                disabled={busy}
+                                onClick={() => setConfirmingDelete(true)}
+                                aria-label={`Delete ${user.email}`}
+                            >
+                                Delete
+                            </Button>
+                        </>
+                    )}
+                </div>
+                <ErrorText error={error} />
+            </td>
+        </tr>
+    );
+}
+
+const NEW_USER_FIELDS = ['email', 'name', 'password', 'role'] as const;
+
+function NewUserCard(props: { onCreated: () => void }) {
+    const [email, setEmail] = useState('');
+    const [name, setName] = useState('');
+    const [password, setPassword] = useState('');
+    const [role, setRole] = useState<Role>('viewer');
+    const [busy, setBusy] = useState(false);
+    const [error, setError] = useState<FormError | undefined>(undefined);
+    const [created, setCreated] = useState<string | undefined>(undefined);
+
+    const create = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
+        event.preventDefault();
+        setBusy(true);
+        setError(undefined);
+        setCreated(undefined);
+        try {
+            const answer = await api.post<{ user: AdminUser }>('/api/admin/users', { email, name, password, role });
+            setCreated(`${answer.user.email} was added as ${ROLE_NAMES[answer.user.role].toLowerCase()}.`);
+            setEmail('');
+            setName('');
+            setPassword('');
+            props.onCreated();
+        } catch (failure) {
+            const found = formError(failure, NEW_USER_FIELDS);
+            // "a user with this e-mail already exists" names no field in the API's words, but concerns this one.
+            setError(found.field === undefined && /e-mail/.test(found.message) ? { ...found, field: 'email' } : found);
+        } finally {
+            setBusy(false);
+        }
+    };
+
+    return (
+        <Card title="Add a user">
+            <form class="form admin-form" onSubmit={(event) => void create(event)}>
+                <Field
+                    label="E-mail address"
+                    name="email"
+                    type="email"
+                    value={email}
+                    onInput={setEmail}
+                    required
+                    autocomplete="off"
+                    error={errorFor(error, 'email')}
+                />
+                <Field label="Name" name="name" value={name} onInput={setName} required error={errorFor(error, 'name')} />
+                <Field
+                    label="Password"
+                    name="password"
+                    type="password"
+                    value={password}
+                    onInput={setPassword}
+                    required
+                    autocomplete="new-password"
+                    hint="Give it to the person; they can change it on their account page."
+                    error={errorFor(error, 'password')}
+                />
+                <SelectField
+                    label="Role"
+                    name="role"
+                    value={role}
+                    options={ROLES}
+                    onChange={(value) => setRole(value as Role)}
+                    error={errorFor(error, 'role')}
+                />
+                <div class="form-actions">
+                    <Button type="submit" variant="primary" busy={busy}>
+                        Add user
+                    </Button>
+                    <p class="form-status" role="status">
+                        {created ?? ''}
+                    </p>
+                </div>
+                <ErrorText error={errorFor(error)} />
+            </form>
+        </Card>
+    );
+}

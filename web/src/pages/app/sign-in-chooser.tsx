@@ -1,0 +1,366 @@
+import type { ComponentChildren } from 'preact';
+import { useId, useState } from 'preact/hooks';
+
+import { useApi } from '../../api.ts';
+import { Badge, type BadgeLevel } from '../../components/Badge.tsx';
+import { ErrorText } from '../../components/ErrorText.tsx';
+import { Field } from '../../components/Field.tsx';
+import { Spinner } from '../../components/Spinner.tsx';
+import { AdminUserField } from './admin-user.tsx';
+import type { App, EvidenceSource, MethodOption } from './types.ts';
+
+/** What the person chose: the draft's `account` and the fields its method needs. */
+export interface MethodChoice {
+    account: string;
+    adminUser?: string;
+    sharedUser?: string;
+    /** Typed here and sent; never shown back (the API never returns it). */
+    sharedPassword?: string;
+    samlAcs?: string;
+    samlAudience?: string;
+    loginAdapter?: string;
+    loginPath?: string;
+}
+
+export function choiceFromApp(app: App): MethodChoice {
+    return {
+        account: app.draft.account ?? '',
+        adminUser: app.draft.adminUser ?? '',
+        sharedUser: app.draft.sharedUser ?? '',
+        sharedPassword: '',
+        samlAcs: app.draft.samlAcs ?? '',
+        samlAudience: app.draft.samlAudience ?? '',
+        loginAdapter: app.draft.login?.adapter ?? '',
+        loginPath: app.draft.login?.path ?? '',
+    };
+}
+
+/** The fields of the choice as the draft and `POST /api/apps/{name}/sso` take them; empty ones left out. */
+export function choicePayload(choice: MethodChoice, options: { withAdminUser: boolean }): Record<string, unknown> {
+    const payload: Record<string, unknown> = { account: choice.account };
+    const copy = (key: 'adminUser' | 'sharedUser' | 'sharedPassword' | 'samlAcs' | 'samlAudience') => {
+        const value = choice[key]?.trim();
+        if (value) {
+            payload[key] = value;
+        }
+    };
+    copy('sharedUser');
+    copy('sharedPassword');
+    copy('samlAcs');
+    copy('samlAudience');
+    if (options.withAdminUser) {
+        copy('adminUser');
+    }
+
+    if (choice.account === 'autologin' && choice.loginAdapter) {
+        payload.login = { adapter: choice.loginAdapter, ...(choice.loginPath ? { path: choice.loginPath } : {}) };
+    }
+
+    return payload;
+}
+
+function Sources(props: { sources: EvidenceSource[] }) {
+    if (props.sources.length === 0) {
+        return null;
+    }
+
+    return (
+        <ul class="method-sources">
+            {props.sources.map((source, index) => (
+                <li key={index}>
+                    {source.url ? (
+                        <a href={source.url} target="_blank" rel="noopener noreferrer">
+                            {source.what}
+                        </a>
+                    ) : (
+                        source.what
+                    )}
+                </li>
+            ))}
+        </ul>
+    );
+}
+
+function OptionRow(props: { option: MethodOption; name: string; checked: boolean; disabled: boolean; onPick: () => void }) {
+    const id = `${props.name}-${props.option.method}`;
+    const { option } = props;
+    return (
+        <li class={props.checked ? 'method method-chosen' : 'method'} data-method={option.method}>
+            <input id={id} type="radio" name={props.name} checked={props.checked} disabled={props.disabled} onChange={props.onPick} />{' '}
+            <label for={id}>
+                <strong>{option.title}</strong> <code>{option.method}</code>
+            </label>{' '}
+            {option.level ? <Badge level={option.level as BadgeLevel} /> : null}
+            {option.recommended ? <Badge tone="good">recommended</Badge> : null}
+            {option.paidOnly ? <Badge tone="warning">paid edition only</Badge> : null}
+            {option.section === 'last-resort' ? (
+                <p class="method-note">
+                    The last resort: no single sign-on is known for this app, so Gatehouse signs in with a shared account.
+                </p>
+            ) : null}
+            <Sources sources={option.sources} />
+        </li>
+    );
+}
+
+function OptionList(props: { options: MethodOption[]; name: string; chosen: string; disabled: boolean; onPick: (method: string) => void }) {
+    return (
+        <ul class="method-list">
+            {props.options.map((option) => (
+                <OptionRow
+                    key={option.method}
+                    option={option}
+                    name={props.name}
+                    checked={props.chosen === option.method}
+                    disabled={props.disabled}
+                    onPick={() => props.onPick(option.method)}
+                />
+            ))}
+        </ul>
+    );
+}
+
+interface Detection {
+    image: string;
+    recipe: { id: string; title: string; level: string; method: string; match: string } | null;
+    evidence: Array<{
+        method: string;
+        level: BadgeLevel;
+        sources: EvidenceSource[];
+        flags: { paidOnly: boolean; informationOnly: boolean; unverified: boolean; recipe?: string };
+    }>;
+    inspection?: { ok: boolean; error?: string };
+}
+
+function EvidenceList(props: { image: string }) {
+    const detection = useApi<Detection>(`/api/sso/detect?image=${encodeURIComponent(props.image)}`);
+    if (detection.loading) {
+        return <Spinner label="Reading the evidence (the image's registry is asked too)…" />;
+    }
+
+    if (!detection.data) {
+        return <ErrorText error={detection.error} />;
+    }
+
+    const { recipe, evidence, inspection } = detection.data;
+    return (
+        <div class="evidence">
+            <p>
+                {recipe
+                    ? `Recipe ${recipe.title} (${recipe.method}, ${recipe.level}), matched by ${recipe.match}.`
+                    : 'No recipe matches this image.'}
+            </p>
+            {inspection ? (
+                <p>
+                    {inspection.ok
+                        ? "The image's variables and labels were read."
+                        : `The image could not be inspected: ${inspection.error ?? 'no answer'}.`}
+                </p>
+            ) : null}
+            {evidence.length === 0 ? <p>Nothing is known about how this app signs visitors in.</p> : null}
+            <ul class="method-list">
+                {evidence.map((item) => (
+                    <li key={item.method} class="method">
+                        <code>{item.method}</code> <Badge level={item.level} />
+                        {item.flags.paidOnly ? <Badge tone="warning">paid edition only</Badge> : null}
+                        {item.flags.informationOnly ? <Badge tone="neutral">information only</Badge> : null}
+                        {item.flags.unverified ? <Badge tone="warning">unverified</Badge> : null}
+                        <Sources sources={item.sources} />
+                    </li>
+                ))}
+            </ul>
+        </div>
+    );
+}
+
+/** Why these methods: `GET /api/sso/detect`, asked when the person opens it (it may ask the image's registry). */
+export function EvidenceDetail(props: { image: string }) {
+    const [open, setOpen] = useState(false);
+    return (
+        <details class="evidence-detail" onToggle={(event) => setOpen(event.currentTarget.open)}>
+            <summary>The evidence for {props.image}</summary>
+            {open ? <EvidenceList image={props.image} /> : null}
+        </details>
+    );
+}
+
+function NeededFields(props: {
+    option: MethodOption | undefined;
+    choice: MethodChoice;
+    app: App;
+    withAdminUser: boolean;
+    onChange: (patch: Partial<MethodChoice>) => void;
+}) {
+    const needs = new Set(props.option?.needs ?? []);
+    const method = props.choice.account;
+    const fields: ComponentChildren[] = [];
+    if (props.withAdminUser && (needs.has('adminUser') || method === 'oidc')) {
+        fields.push(
+            <AdminUserField key="admin" value={props.choice.adminUser ?? ''} onChange={(adminUser) => props.onChange({ adminUser })} />,
+        );
+    }
+
+    if (needs.has('sharedUser')) {
+        fields.push(
+            <Field
+                key="user"
+                label="Shared account: user name"
+                value={props.choice.sharedUser ?? ''}
+                autocomplete="off"
+                onInput={(sharedUser) => props.onChange({ sharedUser })}
+            />,
+        );
+    }
+
+    if (needs.has('sharedPassword')) {
+        fields.push(
+            <Field
+                key="password"
+                label="Shared account: password"
+                type="password"
+                autocomplete="new-password"
+                value={props.choice.sharedPassword ?? ''}
+                hint={
+                    props.app.draft.hasSharedPassword
+                        ? 'A password is saved (it is never shown); leave this empty to keep it.'
+                        : 'Kept sealed; it is never shown again.'
+                }
+                onInput={(sharedPassword) => props.onChange({ sharedPassword })}
+            />,
+        );
+    }
+
+    if (needs.has('samlAcs') || method === 'saml') {
+        fields.push(
+            <Field
+                key="acs"
+                label="The app's SAML assertion consumer path"
+                value={props.choice.samlAcs ?? ''}
+                placeholder="/saml/acs"
+                onInput={(samlAcs) => props.onChange({ samlAcs })}
+            />,
+            <Field
+                key="audience"
+                label="SAML audience (optional)"
+                value={props.choice.samlAudience ?? ''}
+                onInput={(samlAudience) => props.onChange({ samlAudience })}
+            />,
+        );
+    }
+
+    if (method === 'autologin') {
+        fields.push(
+            <Field
+                key="adapter"
+                label="Auto-login adapter (optional: form, status-monitor)"
+                value={props.choice.loginAdapter ?? ''}
+                placeholder="form"
+                onInput={(loginAdapter) => props.onChange({ loginAdapter })}
+            />,
+            <Field
+                key="path"
+                label="The app's login page (optional)"
+                value={props.choice.loginPath ?? ''}
+                placeholder="/login"
+                onInput={(loginPath) => props.onChange({ loginPath })}
+            />,
+        );
+    }
+
+    return fields.length > 0 ? <div class="method-fields">{fields}</div> : null;
+}
+
+export interface SignInChooserProps {
+    app: App;
+    choice: MethodChoice;
+    onChange: (choice: MethodChoice) => void;
+    /** The admin account is asked here (the account card); the wizard asks it with the access groups. */
+    withAdminUser?: boolean;
+    disabled?: boolean;
+}
+
+/**
+ * The sign-in methods in the API's order, each with its level and sources: the recommended and evidenced ones
+ * first, the rest behind "Show all methods", and the app's own login apart, as it is not single sign-on.
+ */
+export function SignInChooser(props: SignInChooserProps) {
+    const name = `method-${useId()}`;
+    const moreId = `${name}-more`;
+    const options = props.app.identity?.options ?? [];
+    const main = options.filter((option) => option.section !== 'more' && option.section !== 'own');
+    const more = options.filter((option) => option.section === 'more');
+    const own = options.filter((option) => option.section === 'own');
+    const [showAll, setShowAll] = useState(() => more.some((option) => option.method === props.choice.account));
+    const disabled = props.disabled === true;
+    const pick = (account: string) => props.onChange({ ...props.choice, account });
+    const recipe = props.app.identity?.recipe;
+    const defaultId = `${name}-default`;
+
+    return (
+        <div class="sign-in-chooser">
+            <fieldset class="method-group">
+                <legend>Single sign-on through the identity provider</legend>
+                <p class="method method-default">
+                    <input
+                        id={defaultId}
+                        type="radio"
+                        name={name}
+                        checked={props.choice.account === ''}
+                        disabled={disabled}
+                        onChange={() => pick('')}
+                    />{' '}
+                    <label for={defaultId}>
+                        {recipe
+                            ? `The app's recipe decides (${recipe.title}: ${props.app.identity?.method || 'its method'})`
+                            : 'Not chosen yet: the identity provider stands in front, the app keeps its own login'}
+                    </label>
+                </p>
+                {main.length === 0 ? <p class="method-note">No evidence names a single sign-on method for this image.</p> : null}
+                <OptionList options={main} name={name} chosen={props.choice.account} disabled={disabled} onPick={pick} />
+                {more.length > 0 ? (
+                    <>
+                        <button
+                            type="button"
+                            class="button button-link"
+                            aria-expanded={showAll ? 'true' : 'false'}
+                            aria-controls={moreId}
+                            onClick={() => setShowAll(!showAll)}
+                        >
+                            {showAll ? 'Show fewer methods' : `Show all methods (${more.length} more)`}
+                        </button>
+                        <div id={moreId} hidden={!showAll}>
+                            <OptionList options={more} name={name} chosen={props.choice.account} disabled={disabled} onPick={pick} />
+                        </div>
+                    </>
+                ) : null}
+            </fieldset>
+            {own.length > 0 ? (
+                <fieldset class="method-group method-own">
+                    <legend>The app's own login (not single sign-on)</legend>
+                    <p class="method-note">Visitors pass the identity provider first, then sign in to the app with its own accounts.</p>
+                    <OptionList options={own} name={name} chosen={props.choice.account} disabled={disabled} onPick={pick} />
+                </fieldset>
+            ) : null}
+            {(props.app.identity?.information ?? []).length > 0 ? (
+                <div class="method-information">
+                    <p class="model-subheading">Also known (information only)</p>
+                    <ul>
+                        {(props.app.identity?.information ?? []).map((item) => (
+                            <li key={item.method}>
+                                <code>{item.method}</code>
+                                <Sources sources={item.sources} />
+                            </li>
+                        ))}
+                    </ul>
+                </div>
+            ) : null}
+            <NeededFields
+                option={options.find((option) => option.method === props.choice.account)}
+                choice={props.choice}
+                app={props.app}
+                withAdminUser={props.withAdminUser === true}
+                onChange={(patch) => props.onChange({ ...props.choice, ...patch })}
+            />
+        </div>
+    );
+}

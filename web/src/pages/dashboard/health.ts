@@ -1,0 +1,87 @@
+import type { SystemInfo } from './types.ts';
+
+export type HealthLevel = 'ok' | 'off' | 'problem';
+
+export interface HealthTile {
+    id: string;
+    name: string;
+    level: HealthLevel;
+    /** What the level means here, in words: colour is never the only sign. */
+    status: string;
+    detail: string;
+}
+
+const LEVEL_WORDS: Record<HealthLevel, string> = { ok: 'Working', off: 'Not set up', problem: 'Problem' };
+
+export function levelWords(level: HealthLevel): string {
+    return LEVEL_WORDS[level];
+}
+
+function checked(configured: boolean, reachable: boolean | null | undefined): HealthLevel {
+    if (!configured) {
+        return 'off';
+    }
+
+    return reachable === false ? 'problem' : 'ok';
+}
+
+/** One tile per integration the deploy manager drives, from GET /api/system. */
+export function healthTiles(system: SystemInfo): HealthTile[] {
+    const { docker, nginx, acme, registry, dns, identityProvider, oidcSignIn } = system.integrations;
+    const idpLevel: HealthLevel = !identityProvider.configured ? 'off' : identityProvider.health.status === 'ok' ? 'ok' : 'problem';
+    return [
+        {
+            id: 'docker',
+            name: 'Docker engine',
+            level: docker.reachable ? 'ok' : 'problem',
+            status: docker.reachable ? `Version ${docker.version ?? 'unknown'}` : 'Not reachable',
+            detail: docker.error ?? '',
+        },
+        {
+            id: 'nginx',
+            name: 'nginx',
+            level: nginx.configTest.ok ? 'ok' : 'problem',
+            status: nginx.configTest.ok ? 'Configuration test passes' : 'Configuration test fails',
+            detail: nginx.configTest.ok ? nginx.binary : nginx.configTest.output.slice(0, 300),
+        },
+        {
+            id: 'acme',
+            name: 'Certificates (ACME)',
+            level: checked(acme.configured === true, acme.reachable),
+            status: !acme.configured ? 'Self-signed stand-ins' : acme.reachable === false ? 'Directory not reachable' : 'Directory answers',
+            detail: acme.error ?? acme.directoryUrl ?? '',
+        },
+        {
+            id: 'registry',
+            name: 'Image registry',
+            level: checked(registry.configured === true, registry.reachable),
+            status: !registry.configured ? 'Not configured' : registry.reachable === false ? 'Not reachable' : 'Answers',
+            detail: registry.error ?? registry.url ?? '',
+        },
+        {
+            id: 'dns',
+            name: 'DNS records',
+            level: dns.configured ? 'ok' : 'off',
+            status: dns.configured ? `Managed (${dns.provider ?? 'provider'})` : 'Not managed',
+            detail: dns.server ?? '',
+        },
+        {
+            id: 'idp',
+            name: 'Identity provider',
+            level: idpLevel,
+            status: identityProvider.configured
+                ? identityProvider.health.status === 'ok'
+                    ? 'Connected'
+                    : identityProvider.health.status
+                : 'Not connected',
+            detail: identityProvider.health.message,
+        },
+        {
+            id: 'oidc',
+            name: 'OIDC sign-in',
+            level: oidcSignIn.configured ? 'ok' : 'off',
+            status: oidcSignIn.configured ? 'On' : 'Off',
+            detail: oidcSignIn.issuer ?? '',
+        },
+    ];
+}
