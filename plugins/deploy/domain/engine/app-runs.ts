@@ -96,7 +96,10 @@ async function runInitCommands(context: RunContext, engine: ComposeEngine, plan:
     }
 
     for (const [index, command] of init.commands.entries()) {
-        const { exitCode, output } = await engine.execIn(service, command, INIT_TIMEOUT_MS);
+        const { exitCode, output } = await engine.execIn(service, command, {
+            timeoutMs: INIT_TIMEOUT_MS,
+            ...(init.user ? { user: init.user } : {}),
+        });
         const which = `the recipe's init command ${index + 1} of ${init.commands.length} in ${init.service}`;
         if (exitCode !== 0) {
             // The output may echo the app's secrets (a command that was given its client secret): they are blanked.

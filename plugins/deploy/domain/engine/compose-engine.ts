@@ -104,16 +104,26 @@ export class ComposeEngine {
     }
 
     /** Runs `sh -c command` in the service's container; answers its exit code and the end of its output. */
-    async execIn(service: ServicePlan, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }> {
+    async execIn(
+        service: ServicePlan,
+        command: string,
+        options: { timeoutMs: number; user?: string },
+    ): Promise<{ exitCode: number | null; output: string }> {
         const container = this.#docker.getContainer(service.containerName);
-        const exec = await container.exec({ Cmd: ['sh', '-c', command], AttachStdout: true, AttachStderr: true, Tty: true });
+        const exec = await container.exec({
+            Cmd: ['sh', '-c', command],
+            AttachStdout: true,
+            AttachStderr: true,
+            Tty: true,
+            ...(options.user ? { User: options.user } : {}),
+        });
         const stream = await exec.start({ hijack: true, stdin: false, Tty: true });
         const chunks: Buffer[] = [];
         await new Promise<void>((resolve, reject) => {
             const timer = setTimeout(() => {
                 stream.destroy();
-                reject(new Error(`the command did not end within ${timeoutMs} ms`));
-            }, timeoutMs);
+                reject(new Error(`the command did not end within ${options.timeoutMs} ms`));
+            }, options.timeoutMs);
             stream.on('data', (chunk: Buffer) => chunks.push(chunk));
             stream.on('end', () => {
                 clearTimeout(timer);

@@ -58,7 +58,7 @@ export interface AppRunData {
     /** What the server noticed while preparing the run, logged as warnings when it starts. */
     notes?: string[];
     /** The recipe's one-time commands, run in the main service's container once it is healthy (values filled, secrets too). */
-    init?: { service: string; commands: string[] };
+    init?: { service: string; commands: string[]; user?: string };
     /** The app's sign-in method and what it needs (the shared password opened for the run). */
     signIn?: { method: string; settings: MethodSettings };
 }

@@ -324,6 +324,7 @@ export class LifecycleService {
                       commands: recipe.init.map(
                           (command) => fillPlaceholders(command, { ...placeholders, ...openedSecretValues(values) }).text,
                       ),
+                      ...(recipe.initUser ? { user: recipe.initUser } : {}),
                   }
                 : undefined;
         const previousState = app.state;

@@ -29,6 +29,7 @@ const FIELD_ORDER: Array<keyof RecipeFields> = [
     'redirect',
     'adminClaim',
     'init',
+    'initUser',
     'ownDoor',
     'login',
     'samlAcs',

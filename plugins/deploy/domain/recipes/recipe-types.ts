@@ -31,6 +31,7 @@ export interface RecipeFields {
     redirect?: string;
     adminClaim?: boolean;
     init?: string[];
+    initUser?: string;
     ownDoor?: boolean;
     login?: { adapter: string; path?: string };
     samlAcs?: string;

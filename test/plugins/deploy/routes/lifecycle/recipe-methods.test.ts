@@ -51,7 +51,8 @@ const RECIPE = [
     '  PORTAL_REQUIRE: all granted',
     '  PORTAL_SITE: "{{URL}}"',
     'init:',
-    '  - echo "admin={{ADMIN_USER}}" > /var/www/html/init.txt',
+    '  - echo "admin={{ADMIN_USER}} user=$(id -un)" > /tmp/init.txt',
+    'initUser: www-data',
     'adminUser: required',
     'sources: ["https://httpd.apache.org/docs/2.4/mod/mod_authz_core.html#require"]',
     '',
@@ -169,7 +170,9 @@ describe(
             const page = await visitor.request('GET', url('/'));
             expect(page.status).to.equal(200);
             expect(page.body).to.contain('apache sso test app');
-            expect((await visitor.request('GET', url('/init.txt'))).body).to.equal('admin=boss\n');
+            // The recipe's init ran as the user it names, with the admin account filled in.
+            const written = execFileSync('docker', ['exec', `${APP}-web-1`, 'cat', '/tmp/init.txt'], { encoding: 'utf8' });
+            expect(written).to.equal('admin=boss user=www-data\n');
         });
 
         it("fills {{GATEWAY}} with the address nginx's requests reach the app from", async () => {
