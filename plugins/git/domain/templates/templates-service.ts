@@ -57,7 +57,7 @@ export class TemplatesService {
     readonly #licenses: Map<string, string>;
     readonly #licenseList: LicenseEntry[];
     /** The list never changes while the server runs, so it is serialised once (75 KB for the SPDX list). */
-    readonly #licenseListJson: string;
+    readonly #licenseListJson: Buffer;
     readonly #rootUrl: string;
 
     constructor(folders: TemplateFolders, rootUrl: string) {
@@ -69,7 +69,8 @@ export class TemplatesService {
         this.#labelSets = readLabelSets([Path.join(folders.assetsDir, 'label'), Path.join(folders.customDir, 'label')]);
         this.#licenses = readLicenses(Path.join(folders.customDir, 'license'));
         this.#licenseList = [...this.#licenses.keys()].map((name) => this.#licenseEntry(name));
-        this.#licenseListJson = JSON.stringify(this.#licenseList);
+        // Kept as bytes: a string body would be encoded to UTF-8 again on every answer (75 KB for the full list).
+        this.#licenseListJson = Buffer.from(JSON.stringify(this.#licenseList));
     }
 
     gitignoreNames(): string[] {
@@ -102,7 +103,7 @@ export class TemplatesService {
         return this.#licenseList;
     }
 
-    licenseListJson(): string {
+    licenseListJson(): Buffer {
         return this.#licenseListJson;
     }
 
