@@ -13,12 +13,14 @@ import { benchActions } from './actions.ts';
 import { benchAutologin } from './autologin.ts';
 import { benchCompose } from './compose.ts';
 import { benchDeploy } from './deploy.ts';
+import { benchDetect } from './detect.ts';
 import { benchIdentity } from './identity.ts';
 import { benchLicenses, benchMarkdown } from './misc.ts';
 import { benchDeliveries, benchNotificationList } from './notifications.ts';
 import { benchNginx } from './nginx.ts';
 import { benchSignIn } from './sign-in.ts';
 import { benchSse } from './sse.ts';
+import { benchWeb } from './web.ts';
 
 type Bench = () => Promise<BenchFigure | BenchFigure[]>;
 
@@ -39,6 +41,8 @@ const BENCHES: Record<string, Bench> = {
     deploy: benchDeploy,
     'sign-in-change': benchSignIn,
     autologin: benchAutologin,
+    detect: benchDetect,
+    web: benchWeb,
 };
 
 const ROUNDS_NOTE = `${ROUNDS} rounds of ${roundSeconds(LOAD_SECONDS)} s for each, alternating which goes first`;
@@ -99,7 +103,14 @@ first comparison of a run. On 2026-11-24, on a quiet 2-core AMD EPYC machine whe
 9,400 req/s and Gatehouse about 5,600, two runs with a 6 s warm-up (instead of 2 s) gave 0.65 and 0.60 anonymous and
 0.63 and 0.63 with a token, and two with the usual warm-up 0.60 and 0.65 anonymous and 0.68 and 0.74 with a token
 (the latest below): the warm-up is not the cause, and both
-cases are below the 0.7 target on this machine (Gatehouse's own time per request, not a difference between them). The git API's list benchmarks (admin users, organisations,
+cases are below the 0.7 target on this machine (Gatehouse's own time per request, not a difference between them).
+On 2026-11-26 two changes: request logging writes standard output asynchronously (a blocking write per log line
+had cost about as much as the rest of the request), and the license list is kept as bytes rather than a string that
+was encoded to UTF-8 on every answer (the bare route now answers the file's bytes too, so that the comparison
+stays like for like). Both sides got faster (Gatehouse from about 8,300 to 11,000-12,800 req/s anonymous); three runs
+in a row then gave 0.70, 0.70 and 0.64 anonymous and 0.73, 0.73 and 0.82 with a token. Profiles of the two cases on
+one server show the anonymous answer paying more in the kernel's socket and file writes per request (31 against 24
+µs in writev), not in JavaScript; why the anonymous path writes more slowly is not found yet. The git API's list benchmarks (admin users, organisations,
 notifications, action runs) repeat one request, so after the first one Gatehouse answers from its read caches,
 checking the tables' write counters on every request (see the README's Architecture): their notes also give the
 same request against a second Gatehouse with \`READ_CACHE_ENTRIES=0\`, which reads the database every time, with
