@@ -4,7 +4,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import Docker from 'dockerode';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 
 import type { Browser } from '../helpers/browser.ts';
 import { freePort } from '../helpers/server.ts';
@@ -207,6 +207,52 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
         await page.getByRole('table', { name: 'Containers' }).locator('tr[data-service="web"]').waitFor();
         await checkAccessibility(page);
         await screenshot(page, 'app-10-restarted');
+    });
+
+    it("a run's log resumes after a dropped connection, from the last line it had", async () => {
+        const EVENTS = /\/api\/runs\/\d+\/events/;
+        const asked: Array<Promise<string | null>> = [];
+        const onRequest = (request: Request) => {
+            if (EVENTS.test(request.url())) {
+                const query = new URL(request.url()).searchParams.get('lastEventId');
+                asked.push(request.allHeaders().then((headers) => headers['last-event-id'] ?? query));
+            }
+        };
+        page.on('request', onRequest);
+        // The first answer of the event stream is cut after two lines, without its end: the connection drops there.
+        let cutAfter: string | undefined;
+        let total = 0;
+        await page.route(EVENTS, async (route) => {
+            if (cutAfter !== undefined) {
+                await route.continue();
+                return;
+            }
+
+            const whole = await (await route.fetch()).text();
+            const lines = whole.split('\n\n').filter((block) => block.startsWith('id: '));
+            total = lines.length;
+            cutAfter = /^id: (\d+)/.exec(lines[1] ?? '')?.[1];
+            await route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${lines.slice(0, 2).join('\n\n')}\n\n` });
+        });
+        try {
+            await page.goto(appUrl('runs'));
+            // The oldest run, the first deploy, has the longest log.
+            const run = page.locator('tr[data-run]').last();
+            await run.waitFor();
+            await run.getByRole('button', { name: /^Show the log of run/ }).click();
+            expect(await runEnded()).to.equal('succeeded');
+        } finally {
+            await page.unroute(EVENTS);
+            page.off('request', onRequest);
+        }
+
+        expect(total).to.be.above(2);
+        const lastEventIds = await Promise.all(asked);
+        expect(lastEventIds.length).to.be.at.least(2);
+        expect(lastEventIds[0]).to.equal(null);
+        expect(lastEventIds[1]).to.equal(cutAfter);
+        // Every line once: the two before the drop, then the rest from the server.
+        expect(await page.locator('.run-log').last().locator('.run-line').count()).to.equal(total);
     });
 
     it('a viewer sees no edit control, and the secrets masked', async () => {

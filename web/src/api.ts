@@ -225,8 +225,11 @@ export function runEvents(runId: number, onEvent: (event: RunEventMessage) => vo
             stop();
             onEvent({ type: 'end', data: JSON.parse(message.data) as unknown });
         });
+        // A dropped stream is reopened here rather than by the browser, so that the lines after the last one seen are
+        // asked for by name (the browser's own retry does not always say which it had).
         source.addEventListener('error', () => {
-            if (!stopped && source?.readyState === EventSource.CLOSED) {
+            source?.close();
+            if (!stopped) {
                 retry = setTimeout(open, retryDelay);
                 retryDelay = Math.min(retryDelay * 2, LONGEST_RETRY_MS);
             }
