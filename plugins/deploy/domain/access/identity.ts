@@ -13,7 +13,7 @@ import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, oidcObjectName } from '../../../sso/oidc.ts';
 import { samlObjectName } from '../../../sso/saml.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
-import { type Evidence, evidence } from '../evidence/evidence-service.ts';
+import { type Detection, type Evidence, evidence } from '../evidence/evidence-service.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import type { Recipe } from '../recipes/recipe-types.ts';
 import { METHOD_STEP, SIGN_IN_STEP } from '../engine/access-steps.ts';
@@ -46,8 +46,7 @@ function sectionOf(method: string, found: Evidence | undefined, ssoKnown: boolea
  * with its level and sources; auto-login with a shared account as the last resort when no single sign-on method is
  * known; the rest (behind "more"); the app's own login apart, as it is not single sign-on.
  */
-async function options(server: Server, app: AppRecord, recipe: Recipe | undefined) {
-    const detection = await evidence(server).detect(app.image ?? app.name, [], recipe);
+async function options(detection: Detection) {
     const byMethod = new Map(detection.evidence.map((item) => [item.method, item]));
     const ssoKnown = detection.evidence.some((item) => SINGLE_SIGN_ON.has(item.method) && !item.flags.paidOnly);
     const names = methodNames();
@@ -74,8 +73,7 @@ async function options(server: Server, app: AppRecord, recipe: Recipe | undefine
 }
 
 /** Evidence that names no method of ours (LDAP), shown as information. */
-async function information(server: Server, app: AppRecord, recipe: Recipe | undefined) {
-    const detection = await evidence(server).detect(app.image ?? app.name, [], recipe);
+function information(detection: Detection) {
     return detection.evidence.filter((item) => item.flags.informationOnly).map((item) => ({ method: item.method, sources: item.sources }));
 }
 
@@ -211,15 +209,15 @@ function recipeShown(recipe: Recipe): NonNullable<MethodSettings['recipe']> {
 export async function describeIdentity(server: Server, app: AppRecord, revealSecrets: boolean) {
     const account = app.draft.account ?? '';
     const applied = await appliedMethod(server, app);
-    const appRecipe = await recipes(server).forApp(app);
+    const detection = await evidence(server).detect(app.image ?? app.name, [], await recipes(server).forApp(app));
     const method = applied.method === '' ? undefined : await loadMethod(applied.method);
     return {
         account,
         method: applied.method,
         recipe: applied.recipe ? { id: applied.recipe.id, title: applied.recipe.title, level: applied.recipe.level } : null,
         adminUser: app.draft.adminUser ?? null,
-        options: await options(server, app, appRecipe),
-        information: await information(server, app, appRecipe),
+        options: await options(detection),
+        information: information(detection),
         values: method ? method.values(await methodSettingsOf(server, app, { clientSecret: revealSecrets, samlCertificate: true })) : {},
         check: await lastCheck(server, app.name),
     };
