@@ -73,7 +73,7 @@ async function composeWithGateway(context: RunContext, engine: ComposeEngine, co
         return compose;
     }
 
-    const gateway = await engine.networkGateway(planOf(context, compose), outcome);
+    const gateway = await engine.appNetworkGateway(planOf(context, compose), outcome);
     if (!gateway) {
         throw new Error(`the app's network has no gateway address to put in ${GATEWAY_PLACEHOLDER}`);
     }

@@ -9,7 +9,7 @@ import Fs from 'node:fs';
 import type Docker from 'dockerode';
 
 import type { HostConfig } from '../../../../lib/config.ts';
-import { registryAuth } from '../host/docker-client.ts';
+import { networkGateway, registryAuth } from '../host/docker-client.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { logLines } from '../host/docker-logs.ts';
 import { type DependencyCondition, type ProjectPlan, type ServicePlan, configHash } from './compose-plan.ts';
@@ -148,7 +148,7 @@ export class ComposeEngine {
      * Makes the project's missing networks (recorded in `outcome`) and answers the gateway of the network nginx's
      * requests reach the app through: the first network of the first service that publishes a port.
      */
-    async networkGateway(plan: ProjectPlan, outcome: UpOutcome): Promise<string | undefined> {
+    async appNetworkGateway(plan: ProjectPlan, outcome: UpOutcome): Promise<string | undefined> {
         await this.#ensureNetworks(plan, outcome);
         const published = plan.services.find((service) => Object.keys(service.create.HostConfig?.PortBindings ?? {}).length > 0);
         const network = (published ?? plan.services[0])?.create.HostConfig?.NetworkMode;
@@ -156,11 +156,10 @@ export class ComposeEngine {
             return undefined;
         }
 
-        const info = (await this.#docker.getNetwork(network).inspect()) as { IPAM?: { Config?: Array<{ Gateway?: string }> } };
-        return info.IPAM?.Config?.find((config) => config.Gateway)?.Gateway;
+        return await networkGateway(this.#docker, network);
     }
 
-    /** `outcome`: what an earlier step of the same run changed (networkGateway's networks). */
+    /** `outcome`: what an earlier step of the same run changed (appNetworkGateway's networks). */
     async up(
         plan: ProjectPlan,
         imageIds: Map<string, string>,

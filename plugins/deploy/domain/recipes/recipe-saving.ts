@@ -14,7 +14,7 @@ import type { DeployUser } from '../accounts/user-service.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { parseCompose } from '../compose/compose-model.ts';
 import { appPaths } from '../engine/run-context.ts';
-import { dockerClient } from '../host/docker-client.ts';
+import { dockerClient, networkGateway } from '../host/docker-client.ts';
 import { mainService } from './recipe-compose.ts';
 import { recipeProblems } from './recipe-files.ts';
 import { recipes } from './recipe-service.ts';
@@ -28,14 +28,6 @@ export interface RecipeRequest {
 
 const SECRET_REFERENCE = /\$\{?([A-Za-z_][A-Za-z0-9_]*)/g;
 
-async function gatewayOf(app: string): Promise<string | undefined> {
-    const info = (await dockerClient()
-        .getNetwork(`${app}_default`)
-        .inspect()
-        .catch(() => undefined)) as { IPAM?: { Config?: Array<{ Gateway?: string }> } } | undefined;
-    return info?.IPAM?.Config?.find((config) => config.Gateway)?.Gateway;
-}
-
 /** This app's values and the placeholders that stand for them, longest first so that a URL goes before its host. */
 async function replacementsOf(
     server: Server,
@@ -43,7 +35,7 @@ async function replacementsOf(
 ): Promise<{ within: Array<[string, string]>; whole: Array<[string, string]> }> {
     const settings = await methodSettingsOf(server, app, { adminEmail: true });
     const oidc = settings.oidc;
-    const gateway = await gatewayOf(app.name);
+    const gateway = await networkGateway(dockerClient(), `${app.name}_default`).catch(() => undefined);
     const candidates: Array<[string | undefined, string]> = [
         [oidc?.endpoints.configUrl, '{{OIDC_CONFIG_URL}}'],
         [oidc?.endpoints.logoutUrl, '{{OIDC_LOGOUT_URL}}'],
