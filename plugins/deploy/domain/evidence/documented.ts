@@ -54,10 +54,13 @@ export function integrationGuides(): IntegrationGuide[] {
     return guides;
 }
 
+/** The curated apps as recipes of their image names, for matching (made once). */
+let curatedAsRecipes: Recipe[] | undefined;
+
 /** The curated entry for an image, matched as recipes are (exact, alias, unambiguous name). */
 export function curatedFor(image: string): CuratedApp | undefined {
     const apps = curatedApps();
-    const asRecipes: Recipe[] = apps.map((app, index) => ({
+    curatedAsRecipes ??= apps.map((app, index) => ({
         id: String(index),
         image: app.images[0] ?? app.slug,
         aliases: app.images.slice(1),
@@ -67,7 +70,7 @@ export function curatedFor(image: string): CuratedApp | undefined {
         sources: app.sources,
         origin: { kind: 'file', path: 'assets/sso/curated-sso.json' },
     }));
-    const match = matchRecipe(image, asRecipes);
+    const match = matchRecipe(image, curatedAsRecipes);
     return match ? apps[Number(match.recipe.id)] : undefined;
 }
 
