@@ -319,6 +319,26 @@ export const APACHE_SSO: DebianImageSpec = {
     expose: [80],
 };
 
+/**
+ * mod_auth_openidc as the app's OpenID relying party in APACHE_SSO, configured only from the variables the compose
+ * file (or a recipe) gives it: OIDC_CONFIG_URL, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and APP_URL.
+ */
+export const APACHE_OIDC_CONF = [
+    'OIDCProviderMetadataURL ${OIDC_CONFIG_URL}',
+    'OIDCClientID ${OIDC_CLIENT_ID}',
+    'OIDCClientSecret ${OIDC_CLIENT_SECRET}',
+    'OIDCRedirectURI ${APP_URL}/oidc-callback',
+    'OIDCCryptoPassphrase gatehouse-test-passphrase',
+    'OIDCScope "openid email profile"',
+    'OIDCRemoteUserClaim preferred_username',
+    'OIDCXForwardedHeaders X-Forwarded-Host X-Forwarded-Proto',
+    '<Location />',
+    '    AuthType openid-connect',
+    '    Require valid-user',
+    '</Location>',
+    '',
+].join('\n');
+
 /** The DokuWiki account made in the image (a test fixture, not a secret). */
 export const DOKUWIKI_ADMIN = { username: 'admin', password: 'dokuwiki-admin-pass', name: 'Gatehouse Test Admin' };
 /** bcrypt (cost 10) of DOKUWIKI_ADMIN.password, made with PHP's password_hash, which DokuWiki's authplain checks. */

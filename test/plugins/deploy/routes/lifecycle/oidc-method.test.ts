@@ -8,7 +8,7 @@ import type { Browser } from '../../../../helpers/browser.ts';
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
 import type { AuthentikStandIn } from '../../../../support/authentik/index.ts';
 import { launchChromium } from '../../../../support/chromium.ts';
-import { APACHE_SSO, debianImage } from '../../../../support/debian-images.ts';
+import { APACHE_OIDC_CONF as OIDC_CONF, APACHE_SSO, debianImage } from '../../../../support/debian-images.ts';
 import { type SignInScene, signInScene } from '../../../../support/sign-in-scene.ts';
 import { runToEnd } from '../../../../support/sse.ts';
 import { lastHop as last, signInThroughProvider, Visitor } from '../../../../support/visitor.ts';
@@ -19,27 +19,6 @@ const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
 const APP = 'ledger';
-
-/**
- * mod_auth_openidc as the app's OpenID relying party, configured only from the variables the compose file gives it,
- * whose values are Gatehouse's placeholders. The container shares the host's network so that, like nginx, it
- * reaches the provider on loopback; Apache listens on the app's port there.
- */
-const OIDC_CONF = [
-    'OIDCProviderMetadataURL ${OIDC_CONFIG_URL}',
-    'OIDCClientID ${OIDC_CLIENT_ID}',
-    'OIDCClientSecret ${OIDC_CLIENT_SECRET}',
-    'OIDCRedirectURI ${APP_URL}/oidc-callback',
-    'OIDCCryptoPassphrase gatehouse-test-passphrase',
-    'OIDCScope "openid email profile"',
-    'OIDCRemoteUserClaim preferred_username',
-    'OIDCXForwardedHeaders X-Forwarded-Host X-Forwarded-Proto',
-    '<Location />',
-    '    AuthType openid-connect',
-    '    Require valid-user',
-    '</Location>',
-    '',
-].join('\n');
 
 interface Identity {
     account: string;

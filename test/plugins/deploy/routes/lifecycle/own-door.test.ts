@@ -9,7 +9,7 @@ import type { Browser } from '../../../../helpers/browser.ts';
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
 import { temporaryDirectory } from '../../../../helpers/server.ts';
 import type { AuthentikStandIn } from '../../../../support/authentik/index.ts';
-import { APACHE_SSO, debianImage } from '../../../../support/debian-images.ts';
+import { APACHE_OIDC_CONF as OIDC_CONF, APACHE_SSO, debianImage } from '../../../../support/debian-images.ts';
 import { type SignInScene, signInScene } from '../../../../support/sign-in-scene.ts';
 import { runToEnd } from '../../../../support/sse.ts';
 import { lastHop as last, signInThroughProvider, Visitor } from '../../../../support/visitor.ts';
@@ -22,23 +22,6 @@ const BASE_DOMAIN = 'door.test';
 const APP = 'vault';
 /** The Apache image under a name of its own, so that only this test's recipe applies to it. */
 const REPOSITORY = 'gatehouse-test/apache-own-door';
-
-/** mod_auth_openidc configured from the variables the recipe adds (no forward auth in front of it). */
-const OIDC_CONF = [
-    'OIDCProviderMetadataURL ${OIDC_CONFIG_URL}',
-    'OIDCClientID ${OIDC_CLIENT_ID}',
-    'OIDCClientSecret ${OIDC_CLIENT_SECRET}',
-    'OIDCRedirectURI ${APP_URL}/oidc-callback',
-    'OIDCCryptoPassphrase gatehouse-test-passphrase',
-    'OIDCScope "openid email profile"',
-    'OIDCRemoteUserClaim preferred_username',
-    'OIDCXForwardedHeaders X-Forwarded-Host X-Forwarded-Proto',
-    '<Location />',
-    '    AuthType openid-connect',
-    '    Require valid-user',
-    '</Location>',
-    '',
-].join('\n');
 
 const RECIPE = [
     `image: ${REPOSITORY}`,
