@@ -2,6 +2,8 @@ import type { Plugin } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
 import Pino from 'pino';
 
+import { batchedStdout } from './log-stream.ts';
+
 const SECRET_QUERY_KEYS = /^(token|access_token|password|secret|code|state)$/i;
 
 /** A path the URL parser would give back unchanged: no query, fragment, percent-encoding or dot segment. */
@@ -196,10 +198,9 @@ export function loggingPlugin(level: string): { plugin: Plugin<HapiPino.Options>
             },
             wrapSerializers: false,
             formatters: { log: redactedLine },
-            // Standard output written asynchronously: process.stdout writes each line with a blocking system call
-            // (files and pipes), which cost about as much as the rest of a small request. Lines written while one
-            // write is under way go out together; pino flushes what is left when the process exits.
-            stream: Pino.destination({ dest: 1, sync: false }) as unknown as NodeJS.WriteStream,
+            // Standard output written asynchronously and in batches (lib/log-stream.ts): a blocking write per line cost
+            // about as much as the rest of a small request.
+            stream: batchedStdout() as unknown as NodeJS.WriteStream,
         },
     };
 }
