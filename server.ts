@@ -16,7 +16,7 @@ import { dbPlugin } from './plugins/db.ts';
 import { accessCheck, type OperationAccess } from './plugins/git/domain/identity/access.ts';
 import { GIT_AUTH_STRATEGY, registerGitAuth } from './plugins/git/domain/identity/auth.ts';
 import { docsPlugin } from './plugins/docs.ts';
-import { deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
+import { deployRouteExtensions, deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
 import { idpPlugin } from './plugins/idp/index.ts';
 import { RecipeError } from './plugins/deploy/domain/recipes/recipe-files.ts';
 import { recipes } from './plugins/deploy/domain/recipes/recipe-service.ts';
@@ -82,6 +82,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
                 handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy', 'routes'),
                 domainRoot: Path.join(ROOT_DIR, 'plugins', 'deploy', 'domain'),
                 authStrategy: SESSION_STRATEGY,
+                extensions: deployRouteExtensions(server),
             })),
         );
         await server.register({ plugin: webPlugin, options: { distDir: WEB_DIST_DIR } });

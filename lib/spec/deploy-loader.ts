@@ -2,7 +2,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Boom from '@hapi/boom';
-import type { Lifecycle, Plugin, RouteOptionsValidate, Server } from '@hapi/hapi';
+import type { Lifecycle, Plugin, RouteOptions, RouteOptionsValidate, Server } from '@hapi/hapi';
 import Joi from 'joi';
 import YAML from 'yaml';
 
@@ -119,12 +119,14 @@ export interface DeployApiOptions {
     domainRoot?: string;
     /** The session strategy, tried on every route; the role check then decides. */
     authStrategy?: string;
+    /** Extensions every deploy route runs besides the role check (the deploy manager's security checks). */
+    extensions?: NonNullable<RouteOptions['ext']>;
 }
 
 /** One hapi plugin per YAML file (`deploy-<group>`), its handlers found by name. Returns handlers still missing. */
 export async function registerDeployApi(
     server: Server,
-    { specsDir, handlersRoot, domainRoot, authStrategy }: DeployApiOptions,
+    { specsDir, handlersRoot, domainRoot, authStrategy, extensions = {} }: DeployApiOptions,
 ): Promise<string[]> {
     if (domainRoot) {
         await setUpDomain(domainRoot, server);
@@ -161,6 +163,8 @@ export async function registerDeployApi(
                             payload: route.payloadType === 'text' ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
                             plugins: { gatehouse: { role: route.role, run: route.run } },
                             auth: authStrategy ? { strategy: authStrategy, mode: 'try' } : false,
+                            // On the routes, not the server: a server-wide extension runs on the git API's requests too.
+                            ext: { ...extensions, onPreHandler: { method: enforceRole } },
                             handler: handler ?? notImplemented(route.handler),
                         },
                     });
@@ -170,7 +174,6 @@ export async function registerDeployApi(
         await server.register(plugin);
     }
 
-    server.ext('onPreHandler', enforceRole);
     return missing.sort();
 }
 

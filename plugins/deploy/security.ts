@@ -1,7 +1,7 @@
 import Boom from '@hapi/boom';
 import Cookie from '@hapi/cookie';
 import Crumb from '@hapi/crumb';
-import type { Plugin, Request, Server } from '@hapi/hapi';
+import type { Plugin, Request, RouteOptions, Server } from '@hapi/hapi';
 
 import { clientAddress } from '../../lib/client-address.ts';
 import { errorShapeFor } from '../../lib/errors.ts';
@@ -107,24 +107,35 @@ export const deploySecurityPlugin: Plugin<undefined> = {
             cookieOptions: { path: '/', isSecure: secure, isHttpOnly: false, isSameSite: 'Strict' },
         };
         await server.register({ plugin: Crumb, options: crumbOptions });
-
-        const allowedOrigin = new URL(publicUrl).origin;
-        server.ext('onPreAuth', (request, h) => {
-            const origin = request.headers.origin;
-            if (isDeployRequest(request) && request.method !== 'get' && origin !== undefined && origin !== allowedOrigin) {
-                throw Boom.forbidden('origin not allowed');
-            }
-
-            return h.continue;
-        });
-
-        server.ext('onPostAuth', (request, h) => {
-            const credentials = isDeployRequest(request) ? deployCredentials(request) : undefined;
-            if (credentials?.mfaPending && !MFA_PENDING_ROUTES.has(String(request.route.settings.id))) {
-                throw Boom.unauthorized('two-factor code required');
-            }
-
-            return h.continue;
-        });
     },
 };
+
+/**
+ * The checks every deploy route runs, as extensions of those routes alone (the route loader adds them): hapi runs a
+ * server-wide extension on every request, the git API's included. A write whose Origin is not the public URL's is
+ * refused, and a session still waiting for its second factor reaches only the routes that finish or end it.
+ */
+export function deployRouteExtensions(server: Server): NonNullable<RouteOptions['ext']> {
+    const allowedOrigin = new URL(server.app.config.publicUrl).origin;
+    return {
+        onPreAuth: {
+            method: (request, h) => {
+                const origin = request.headers.origin;
+                if (request.method !== 'get' && origin !== undefined && origin !== allowedOrigin) {
+                    throw Boom.forbidden('origin not allowed');
+                }
+
+                return h.continue;
+            },
+        },
+        onPostAuth: {
+            method: (request, h) => {
+                if (deployCredentials(request)?.mfaPending && !MFA_PENDING_ROUTES.has(String(request.route.settings.id))) {
+                    throw Boom.unauthorized('two-factor code required');
+                }
+
+                return h.continue;
+            },
+        },
+    };
+}
