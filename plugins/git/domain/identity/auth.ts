@@ -30,16 +30,31 @@ interface PresentedCredential {
     password?: string;
 }
 
+/** The Authorization header's scheme and value: `token abc`, `Bearer abc`, `Basic ...`; whitespace as Gitea allows. */
+function schemeAndValue(header: string): [scheme: string, value: string] {
+    const trimmed = header.trim();
+    const space = trimmed.search(/\s/);
+    return space < 0
+        ? [trimmed, '']
+        : [
+              trimmed.slice(0, space),
+              trimmed
+                  .slice(space + 1)
+                  .trim()
+                  .replace(/\s+/g, ' '),
+          ];
+}
+
 function presentedCredential(request: Request): PresentedCredential | undefined {
     const header = request.headers.authorization as string | undefined;
     if (header) {
-        const [scheme = '', ...rest] = header.trim().split(/\s+/);
-        const value = rest.join(' ');
-        if (/^(token|bearer)$/i.test(scheme)) {
+        const [scheme, value] = schemeAndValue(header);
+        const lowerScheme = scheme.toLowerCase();
+        if (lowerScheme === 'token' || lowerScheme === 'bearer') {
             return { token: value };
         }
 
-        if (/^basic$/i.test(scheme)) {
+        if (lowerScheme === 'basic') {
             const decoded = Buffer.from(value, 'base64').toString('utf8');
             const colon = decoded.indexOf(':');
             return colon < 0
