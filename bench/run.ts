@@ -110,7 +110,18 @@ was encoded to UTF-8 on every answer (the bare route now answers the file's byte
 stays like for like). Both sides got faster (Gatehouse from about 8,300 to 11,000-12,800 req/s anonymous); three runs
 in a row then gave 0.70, 0.70 and 0.64 anonymous and 0.73, 0.73 and 0.82 with a token. Profiles of the two cases on
 one server show the anonymous answer paying more in the kernel's socket and file writes per request (31 against 24
-µs in writev), not in JavaScript; why the anonymous path writes more slowly is not found yet. The git API's list benchmarks (admin users, organisations,
+µs in writev), not in JavaScript. Found on 2026-11-26 (a later session, a faster machine of the same kind, bare route
+26,000-37,000 req/s), by CPU time per request with the server and autocannon each on a core of their own: the extra
+kernel time was not the socket's but the log writer's. Each asynchronous write of the log's batch (one per turn of the
+event loop under load) woke a thread of libuv's pool, which pre-empted the server on its core, about 5 µs per
+request, counted in whatever the server was doing (writev most often). Log lines now go out at most every 20 ms in
+one write (lib/log-stream.ts); the deploy manager's origin, second-factor and role checks became extensions of its
+own routes (hapi had run them, with their allocations, on every git request: 13 lifecycle calls per request, now
+10); a token's sha256 takes one call. Three runs in a row then gave 0.84, 0.76 and 0.86 anonymous and 0.76, 0.63 and
+0.70 with a token (before the token changes), then 0.88, 0.81 and 0.87 anonymous and 0.77, 0.80 and 0.69 with a
+token, and after the suite's runs 0.79 anonymous and 0.80 with a token (the latest below). A token costs about 6 µs more than no credentials (the hash, the token's cached lookup with the write
+counters read on every request, more to collect), against some 40 µs for the whole request, so the token figure sits
+nearer the target and dips under it in the slower runs of this drifting machine. The git API's list benchmarks (admin users, organisations,
 notifications, action runs) repeat one request, so after the first one Gatehouse answers from its read caches,
 checking the tables' write counters on every request (see the README's Architecture): their notes also give the
 same request against a second Gatehouse with \`READ_CACHE_ENTRIES=0\`, which reads the database every time, with
