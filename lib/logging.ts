@@ -198,8 +198,7 @@ export function loggingPlugin(level: string): { plugin: Plugin<HapiPino.Options>
             },
             wrapSerializers: false,
             formatters: { log: redactedLine },
-            // Standard output written asynchronously and in batches (lib/log-stream.ts): a blocking write per line cost
-            // about as much as the rest of a small request.
+            // Standard output written in batches, off the request's path (lib/log-stream.ts says why).
             stream: batchedStdout() as unknown as NodeJS.WriteStream,
         },
     };
