@@ -10,20 +10,13 @@ import { type Config, ConfigError, loadConfig } from './lib/config.ts';
 import { loadMasterKey, Sealer } from './lib/crypto.ts';
 import { registerErrorShapes } from './lib/errors.ts';
 import { loggingPlugin } from './lib/logging.ts';
-import { registerDeployApi } from './lib/spec/deploy-loader.ts';
-import { registerGitApi } from './lib/spec/git-loader.ts';
+import { guardPayloadDecoders } from './lib/payload-decoders.ts';
 import { dbPlugin } from './plugins/db.ts';
-import { accessCheck, type OperationAccess } from './plugins/git/domain/identity/access.ts';
-import { GIT_AUTH_STRATEGY, registerGitAuth } from './plugins/git/domain/identity/auth.ts';
+import { deployPlugin } from './plugins/deploy/index.ts';
+import { gitPlugin } from './plugins/git/index.ts';
 import { docsPlugin } from './plugins/docs.ts';
-import { deployRouteExtensions, deploySecurityPlugin, SESSION_STRATEGY } from './plugins/deploy/security.ts';
-import { idpPlugin } from './plugins/idp/index.ts';
 import { RecipeError } from './plugins/deploy/domain/recipes/recipe-files.ts';
-import { recipes } from './plugins/deploy/domain/recipes/recipe-service.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
-import { packageRegistryPlugin } from './plugins/git/routes/package-registry.ts';
-import { runnerProtocolPlugin } from './plugins/git/routes/runner-protocol.ts';
-import { webPlugin } from './plugins/web.ts';
 
 export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
 export const GIT_SWAGGER_FILE = Path.join(ROOT_DIR, 'specs', 'git', 'swagger.v1.json');
@@ -49,6 +42,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
             response: { emptyStatusCode: 204 },
         },
     });
+    guardPayloadDecoders(server);
     server.app.config = config;
     server.app.sealer = new Sealer(loadMasterKey(config.dataDir, config.masterKey));
 
@@ -61,37 +55,19 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     await server.register({ plugin: docsPlugin, options: { swaggerFile: GIT_SWAGGER_FILE } });
     await server.register(jobsPlugin);
 
-    const missing: string[] = [];
+    server.app.missingOperations = [];
     if (config.services.includes('git')) {
-        registerGitAuth(server);
-        const auth = { strategy: GIT_AUTH_STRATEGY, accessCheck: (access: unknown) => accessCheck(access as OperationAccess) };
-        const handlersRoot = Path.join(ROOT_DIR, 'plugins', 'git', 'routes');
-        const domainRoot = Path.join(ROOT_DIR, 'plugins', 'git', 'domain');
-        missing.push(...(await registerGitApi(server, { swaggerFile: GIT_SWAGGER_FILE, handlersRoot, domainRoot, auth })));
-        await server.register(packageRegistryPlugin);
-        await server.register(runnerProtocolPlugin);
+        await server.register({ plugin: gitPlugin, options: { swaggerFile: GIT_SWAGGER_FILE } });
     }
 
     if (config.services.includes('deploy')) {
-        // A recipe file that is not valid stops the start here, naming the file and the field.
-        recipes(server).shipped();
-        await server.register([deploySecurityPlugin, idpPlugin]);
-        missing.push(
-            ...(await registerDeployApi(server, {
-                specsDir: DEPLOY_SPECS_DIR,
-                handlersRoot: Path.join(ROOT_DIR, 'plugins', 'deploy', 'routes'),
-                domainRoot: Path.join(ROOT_DIR, 'plugins', 'deploy', 'domain'),
-                authStrategy: SESSION_STRATEGY,
-                extensions: deployRouteExtensions(server),
-            })),
-        );
-        await server.register({ plugin: webPlugin, options: { distDir: WEB_DIST_DIR } });
+        await server.register({ plugin: deployPlugin, options: { specsDir: DEPLOY_SPECS_DIR, webDistDir: WEB_DIST_DIR } });
     } else {
         // The health check belongs to the process, whichever services it hosts.
         server.route({ method: 'GET', path: '/api/health', handler: () => ({ status: 'ok' }) });
     }
 
-    server.app.missingOperations = missing;
+    const missing = server.app.missingOperations;
     if (missing.length > 0) {
         server.log(['warn', 'startup'], `operations without a handler (answer 501): ${missing.join(', ')}`);
     }

@@ -60,7 +60,12 @@ export async function benchDetect(): Promise<BenchFigure[]> {
     const registry = await startLocalRegistry();
     // Docker Hub is not reachable here: its registry stands at a closed loopback port, so a Hub image's own
     // variables are not read and its inspection is remembered as failed (the rest of the evidence is unchanged).
-    const gatehouse = await startGatehouse({ HUB_URL: 'http://127.0.0.1:9', HUB_REGISTRY_URL: 'http://127.0.0.1:9' });
+    const gatehouse = await startGatehouse({
+        HUB_URL: 'http://127.0.0.1:9',
+        HUB_REGISTRY_URL: 'http://127.0.0.1:9',
+        // The local registry stands for one on the internet.
+        HUB_ALLOWED_HOST_LIST: 'loopback',
+    });
     try {
         const baseUrl = `http://127.0.0.1:${gatehouse.port}`;
         const cookie = cookieOf(await signIn(baseUrl, gatehouse.dataDir));

@@ -1,12 +1,7 @@
 import { spawn } from 'node:child_process';
 
-import {
-    nginxBinary,
-    nginxTestArguments,
-    prepareNginxPrefix,
-    removeNginxPrefix,
-    validateSiteText,
-} from '../plugins/deploy/domain/nginx/nginx-test.ts';
+import { nginxBinary } from '../plugins/deploy/domain/host/nginx-binary.ts';
+import { nginxTestArguments, prepareNginxPrefix, removeNginxPrefix, validateSiteText } from '../plugins/deploy/domain/nginx/nginx-test.ts';
 import { defaultSite, renderSite } from '../plugins/deploy/domain/nginx/site-model.ts';
 import { type BenchFigure, LOAD_SECONDS } from './harness.ts';
 

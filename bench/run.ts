@@ -18,6 +18,7 @@ import { benchIdentity } from './identity.ts';
 import { benchLicenses, benchMarkdown } from './misc.ts';
 import { benchDeliveries, benchNotificationList } from './notifications.ts';
 import { benchNginx } from './nginx.ts';
+import { benchReadPaths } from './read-paths.ts';
 import { benchSignIn } from './sign-in.ts';
 import { benchSse } from './sse.ts';
 import { benchWeb } from './web.ts';
@@ -43,6 +44,8 @@ const BENCHES: Record<string, Bench> = {
     autologin: benchAutologin,
     detect: benchDetect,
     web: benchWeb,
+    'read-paths-50': () => benchReadPaths(50),
+    'read-paths-500': () => benchReadPaths(500),
 };
 
 const ROUNDS_NOTE = `${ROUNDS} rounds of ${roundSeconds(LOAD_SECONDS)} s for each, alternating which goes first`;

@@ -2,6 +2,7 @@
 import { RolledBackError, actOnApp, applySite, deployApp } from '../plugins/deploy/domain/engine/app-runs.ts';
 import { deleteApp } from '../plugins/deploy/domain/engine/delete-app.ts';
 import { type AppRunData, RunContext } from '../plugins/deploy/domain/engine/run-context.ts';
+import { forgetJournal } from '../plugins/deploy/domain/engine/run-journal.ts';
 import type { RunMessage } from '../plugins/deploy/domain/runs/run-service.ts';
 import { done, jobData, post, withLazyDatabase } from '../lib/worker.ts';
 
@@ -11,17 +12,25 @@ const work = { deploy: deployApp, compose: deployApp, sso: deployApp, nginx: app
 
 await withLazyDatabase(async (database) => {
     const context = new RunContext(data.config, data, database, send);
+    let ending: RunMessage;
     try {
         (data.notes ?? []).forEach((note) => context.log(note, 'warning'));
         await work(context);
-        send({ type: 'end', state: 'succeeded' });
+        ending = { type: 'end', state: 'succeeded' };
     } catch (error) {
         const message = (error as Error).message;
         if (!(error instanceof RolledBackError)) {
             context.log(`Failed: ${message}`, 'error');
         }
 
-        send({ type: 'end', state: error instanceof RolledBackError ? 'rolled back' : 'failed', error: message });
+        ending = { type: 'end', state: error instanceof RolledBackError ? 'rolled back' : 'failed', error: message };
     }
+
+    // The run ended here (done, or undone by its own rollback): its journal, needed only after a crash, goes before
+    // the end is told, so that a run taken over is never one that had finished.
+    await forgetJournal(await database(), data.config.dataDir, data.runId).catch((error: unknown) =>
+        context.log(`The run's journal could not be cleared: ${(error as Error).message}`, 'warning'),
+    );
+    send(ending);
 });
 done();

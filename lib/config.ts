@@ -3,6 +3,7 @@ import Path from 'node:path';
 import Joi from 'joi';
 
 import { parseTrustedProxies } from './client-address.ts';
+import { parseAllowList } from './host-allow-list.ts';
 import type { ThrottleLimits } from './throttle.ts';
 
 export type ServiceName = 'git' | 'deploy';
@@ -33,6 +34,10 @@ export interface Config {
         archivesDir: string;
         /** How long a deploy waits for the app's services to become healthy. */
         healthTimeoutSeconds: number;
+        /** How long each service must stay up without exiting or restarting before a deploy or start counts it ready. */
+        settleSeconds: number;
+        /** How long pulling one image may take before it is aborted. */
+        pullTimeoutSeconds: number;
         /** Host ports (on 127.0.0.1) given to apps' web services, from this one up. */
         firstHostPort: number;
         /** Folders of recipe files besides the project's own `recipes/` (RECIPES_DIRS). */
@@ -45,6 +50,8 @@ export interface Config {
     /** The deploy manager's sessions. */
     deploy: {
         sessionHours: number;
+        /** How long a run's owner's claim holds without renewal before another process may take the run over. */
+        runLeaseSeconds: number;
     };
     /** AUTHENTIK_URL and AUTHENTIK_BOOTSTRAP_TOKEN: connect to authentik at first start when nothing is saved yet. */
     idpBootstrap: { url: string | undefined; token: string | undefined };
@@ -84,6 +91,8 @@ export interface HostConfig {
     hubUrl: string;
     /** Where Docker Hub's images are read (HUB_REGISTRY_URL): its registry, or a pull-through mirror. */
     hubRegistryUrl: string;
+    /** Where image look-ups may go besides the URLs above (HUB_ALLOWED_HOST_LIST, as the webhooks' list). */
+    hubAllowedHostList: string;
     dns: DnsConfig;
 }
 
@@ -124,6 +133,21 @@ export interface WebhookConfig {
 
 const ALLOWED_HOST_ITEM = /^\s*[\w.*:/[\]-]+\s*$/;
 
+/** Gitea's ALLOWED_HOST_LIST syntax, `external` unless set. */
+function allowedHostList(): Joi.StringSchema {
+    return Joi.string()
+        .custom((value: string) => {
+            if (!value.split(',').every((item) => ALLOWED_HOST_ITEM.test(item))) {
+                throw new Error('invalid');
+            }
+
+            parseAllowList(value); // throws on a CIDR it cannot read
+            return value;
+        })
+        .message('a comma-separated list of external, private, loopback, *, host names and CIDRs')
+        .default('external');
+}
+
 const environmentSchema = Joi.object({
     PORT: Joi.number().integer().min(0).max(65535).default(3000),
     HOST: Joi.string().default('127.0.0.1'),
@@ -142,6 +166,8 @@ const environmentSchema = Joi.object({
     CERTIFICATES_DIR: Joi.string(),
     ARCHIVES_DIR: Joi.string(),
     DEPLOY_HEALTH_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(3600).default(180),
+    DEPLOY_SETTLE_SECONDS: Joi.number().integer().min(0).max(300).default(10),
+    DEPLOY_PULL_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(86400).default(600),
     APPS_FIRST_HOST_PORT: Joi.number().integer().min(1024).max(65000).default(20000),
     RECIPES_DIRS: Joi.string().allow('').default(''),
     CATALOG_URLS: Joi.string().allow('').default(''),
@@ -166,6 +192,7 @@ const environmentSchema = Joi.object({
     HUB_REGISTRY_URL: Joi.string()
         .uri({ scheme: ['http', 'https'] })
         .default('https://registry-1.docker.io'),
+    HUB_ALLOWED_HOST_LIST: allowedHostList(),
     DNS_PROVIDER: Joi.string().pattern(/^[a-z0-9-]+$/, 'a provider plugin name'),
     DNS_SERVER: Joi.string().pattern(/^[\w.:[\]-]+$/, 'host or host:port'),
     DNS_ZONE: Joi.string().hostname(),
@@ -178,6 +205,7 @@ const environmentSchema = Joi.object({
         .positive()
         .max(24 * 90)
         .default(12),
+    RUN_LEASE_SECONDS: Joi.number().integer().min(2).max(600).default(30),
     LOGIN_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
     LOGIN_MAX_FAILURES: Joi.number().integer().min(1).default(5),
     LOGIN_MAX_FAILURES_PER_ACCOUNT: Joi.number().integer().min(1).default(10),
@@ -190,16 +218,7 @@ const environmentSchema = Joi.object({
             return value;
         })
         .default(''),
-    WEBHOOK_ALLOWED_HOST_LIST: Joi.string()
-        .custom((value: string) => {
-            if (!value.split(',').every((item) => ALLOWED_HOST_ITEM.test(item))) {
-                throw new Error('invalid');
-            }
-
-            return value;
-        })
-        .message('a comma-separated list of external, private, loopback, *, host names and CIDRs')
-        .default('external'),
+    WEBHOOK_ALLOWED_HOST_LIST: allowedHostList(),
     WEBHOOK_DELIVER_TIMEOUT: Joi.number().integer().min(1).max(600).default(5),
     WEBHOOK_MAX_ATTEMPTS: Joi.number().integer().min(1).max(100).default(5),
     WEBHOOK_RETRY_BACKOFF_MS: Joi.number().integer().min(1).max(86_400_000).default(10_000),
@@ -255,6 +274,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             certificatesDir: Path.resolve((value.CERTIFICATES_DIR as string | undefined) ?? Path.join(dataDir, 'certificates')),
             archivesDir: Path.resolve((value.ARCHIVES_DIR as string | undefined) ?? Path.join(dataDir, 'archives')),
             healthTimeoutSeconds: value.DEPLOY_HEALTH_TIMEOUT_SECONDS as number,
+            settleSeconds: value.DEPLOY_SETTLE_SECONDS as number,
+            pullTimeoutSeconds: value.DEPLOY_PULL_TIMEOUT_SECONDS as number,
             firstHostPort: value.APPS_FIRST_HOST_PORT as number,
             recipeDirs: listOf(value.RECIPES_DIRS as string).map((folder) => Path.resolve(folder)),
             catalogUrls: listOf(value.CATALOG_URLS as string),
@@ -277,6 +298,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             },
             hubUrl: (value.HUB_URL as string).replace(/\/+$/, ''),
             hubRegistryUrl: (value.HUB_REGISTRY_URL as string).replace(/\/+$/, ''),
+            hubAllowedHostList: value.HUB_ALLOWED_HOST_LIST as string,
             dns: {
                 provider: value.DNS_PROVIDER as string | undefined,
                 server: value.DNS_SERVER as string | undefined,
@@ -290,6 +312,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         },
         deploy: {
             sessionHours: value.DEPLOY_SESSION_HOURS as number,
+            runLeaseSeconds: value.RUN_LEASE_SECONDS as number,
         },
         idpBootstrap: {
             url: value.AUTHENTIK_URL as string | undefined,

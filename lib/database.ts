@@ -173,6 +173,22 @@ export function isUniqueViolation(error: unknown): boolean {
     return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/** MariaDB chose this statement's transaction as a deadlock's victim and rolled it back: trying again is the answer. */
+export function isDeadlock(error: unknown): boolean {
+    return (error as { code?: unknown } | null)?.code === 'ER_LOCK_DEADLOCK';
+}
+
+/** Runs `work`, again when MariaDB makes it a deadlock's victim (at most `attempts` times in all). */
+export async function retryingDeadlocks<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+        try {
+            return await work();
+        } catch (error) {
+            if (!isDeadlock(error) || attempt >= attempts) throw error;
+        }
+    }
+}
+
 /** Milliseconds since the epoch (UTC): the one way times are stored, on both databases. */
 export function now(): number {
     return Date.now();

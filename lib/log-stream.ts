@@ -128,15 +128,9 @@ export class BatchedLineStream {
                 return;
             }
 
-            if (error) {
-                // The descriptor is gone (a closed pipe): nothing is left to tell, and the server goes on.
-                this.#pending = undefined;
-                this.#queued = [];
-                this.#queuedCharacters = 0;
-                return;
-            }
-
-            const rest = bytes.subarray(written);
+            // A failed write (a closed pipe) loses its own batch only; lines logged meanwhile are tried next, and the
+            // server goes on either way.
+            const rest = error ? Buffer.alloc(0) : bytes.subarray(written);
             this.#pending = rest.length > 0 ? rest : undefined;
             if (this.#pending !== undefined) {
                 this.#writeNext();

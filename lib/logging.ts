@@ -67,14 +67,39 @@ export function loggableMessage(error: unknown): string {
     return loggableText(error.message, isDatabaseError(error as unknown as ErrorFields));
 }
 
+/** Node's error for a request its HTTP parser refused (too large, malformed): `rawPacket` holds the request as sent. */
+interface ParserError {
+    code?: unknown;
+    rawPacket?: unknown;
+    bytesParsed?: unknown;
+}
+
+function isParserError(error: ParserError): boolean {
+    return 'rawPacket' in error || (typeof error.code === 'string' && error.code.startsWith('HPE_'));
+}
+
 /**
- * pino's error serializer, made safe for database errors. knex writes the failed statement into the message (with
+ * A request that failed to parse, as hapi logs it (its clientError event), is logged by its size and error code only:
+ * its raw packet holds the request's headers, cookies and Authorization included, and its message nothing more.
+ */
+function loggableParserError(error: ParserError): ErrorFields {
+    const bytes = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.length : error.bytesParsed;
+    return { type: 'ClientError', code: error.code, bytes };
+}
+
+/**
+ * pino's error serializer, made safe for database errors and for requests that failed to parse. knex writes the failed statement into the message (with
  * placeholders, as lib/database.ts configures it; with inlined values otherwise) and mysql2 adds it with the values as
  * `sql`: a log line keeps the statement's text without the values it quotes, bounded, and the driver's codes.
  */
 export function loggableError(error: unknown): unknown {
     if (!(error instanceof Error)) {
         return error;
+    }
+
+    const fields = error as unknown as ErrorFields;
+    if (isParserError(fields)) {
+        return loggableParserError(fields);
     }
 
     const serialized = Pino.stdSerializers.err(error) as unknown as ErrorFields;

@@ -7,7 +7,7 @@ import Crypto from 'node:crypto';
 
 import type { Knex } from 'knex';
 
-import { isUniqueViolation } from './database.ts';
+import { isDeadlock, isUniqueViolation } from './database.ts';
 
 export interface NamedLockOptions {
     /** How long a holder may keep the lock before others may take it. */
@@ -20,12 +20,13 @@ const POLL_MS = 25;
 
 async function tryTake(knex: Knex, name: string, holder: string, leaseMs: number): Promise<boolean> {
     const moment = Date.now();
-    await knex('named_locks').where({ name }).andWhere('expires_at', '<', moment).delete();
     try {
+        await knex('named_locks').where({ name }).andWhere('expires_at', '<', moment).delete();
         await knex('named_locks').insert({ name, holder, expires_at: moment + leaseMs });
         return true;
     } catch (error) {
-        if (isUniqueViolation(error)) {
+        // Another taker's insert won, or MariaDB rolled this one back as a deadlock's victim: not taken, try again.
+        if (isUniqueViolation(error) || isDeadlock(error)) {
             return false;
         }
 

@@ -1,4 +1,9 @@
+import Crypto from 'node:crypto';
 import Net from 'node:net';
+
+import type { Knex } from 'knex';
+
+import { retryingDeadlocks } from './database.ts';
 
 import { TooManyRequestsError } from './errors.ts';
 import type { HashPriority } from './passwords.ts';
@@ -118,6 +123,72 @@ function ipv6Groups(address: string): string[] {
 }
 
 /**
+ * Where the failures and the owners' addresses live so that every process on one database counts the same: rows of
+ * `auth_failures` and `auth_known_addresses`, keyed by a digest of the scope (which service), account and address.
+ */
+export class SharedFailures {
+    constructor(
+        private readonly knex: Knex,
+        private readonly scope: string,
+    ) {}
+
+    #hash(key: string): string {
+        return Crypto.createHash('sha256').update(`${this.scope}\n${key}`).digest('hex');
+    }
+
+    /** Each key's failures after `since`, oldest first. */
+    async failuresAfter(keys: readonly string[], since: number): Promise<number[][]> {
+        const hashes = keys.map((key) => this.#hash(key));
+        const rows = (await this.knex('auth_failures')
+            .whereIn('key_hash', hashes)
+            .where('at', '>', since)
+            .orderBy('at')
+            .select('key_hash', 'at')) as Array<{ key_hash: string; at: number | string }>;
+        return hashes.map((hash) => rows.filter((row) => row.key_hash === hash).map((row) => Number(row.at)));
+    }
+
+    /** A failure of each key at `at`; what is older than `since` goes meanwhile. */
+    async addFailure(keys: readonly string[], at: number, since: number): Promise<void> {
+        const hashes = keys.map((key) => this.#hash(key));
+        // Sign-ins at once on several processes may make MariaDB pick one of these as a deadlock's victim.
+        await retryingDeadlocks(() => this.knex('auth_failures').whereIn('key_hash', hashes).where('at', '<=', since).delete());
+        await retryingDeadlocks(() => this.knex('auth_failures').insert(hashes.map((hash) => ({ key_hash: hash, at }))));
+    }
+
+    async forgetFailures(key: string): Promise<void> {
+        await retryingDeadlocks(() =>
+            this.knex('auth_failures')
+                .where({ key_hash: this.#hash(key) })
+                .delete(),
+        );
+    }
+
+    async knownAt(key: string): Promise<number | undefined> {
+        const row = (await this.knex('auth_known_addresses')
+            .where({ key_hash: this.#hash(key) })
+            .first('at')) as { at: number | string } | undefined;
+        return row ? Number(row.at) : undefined;
+    }
+
+    async setKnown(key: string, at: number): Promise<void> {
+        const hash = this.#hash(key);
+        const updated = await this.knex('auth_known_addresses').where({ key_hash: hash }).update({ at });
+        if (updated === 0) {
+            await this.knex('auth_known_addresses')
+                .insert({ key_hash: hash, at })
+                .catch(async () => await this.knex('auth_known_addresses').where({ key_hash: hash }).update({ at }));
+        }
+    }
+}
+
+/** The pair's, the account's and the address's keys of an attempt. */
+function throttleKeys(account: string, address: string): [string, string, string] {
+    const name = account.trim().toLowerCase().slice(0, 320);
+    const network = addressNetwork(address);
+    return [`pair\n${name}\n${network}`, `account\n${name}`, `address\n${network}`];
+}
+
+/**
  * Counts failed password and code checks, and refuses further checks cheaply (before any hashing) with
  * TooManyAttemptsError:
  * - one account from one address (the pair): refused after `maxFailures` failures within the window, until the
@@ -128,16 +199,21 @@ function ipv6Groups(address: string): string[] {
  *   window, but is never locked out for good.
  * An address that has signed in to an account within 30 days is the owner's: for that pair only its own failures
  * count, so others' failures, from elsewhere or from the same shared address, never keep the owner out.
- * Kept in memory, so a restart forgets: that errs on the side of letting people in.
+ * Kept in memory, so a restart forgets (that errs on the side of letting people in); with `shared` (SharedFailures)
+ * the failures and owners' addresses are kept in the database, and every process on it counts the same ones: each
+ * guarded check reads them first, and a failure is written before its check is settled.
  */
 export class FailureThrottle {
     readonly #tallies: BoundedTable<Tally>;
     readonly #knownAddresses: BoundedTable<number>;
+    readonly #shared: SharedFailures | undefined;
 
     constructor(
         readonly limits: ThrottleLimits,
         readonly clock: () => number = Date.now,
+        shared?: SharedFailures,
     ) {
+        this.#shared = shared;
         this.#tallies = new BoundedTable((tally) => tally.pending === 0 && this.#recent(tally) === 0);
         this.#knownAddresses = new BoundedTable((at) => this.clock() - at >= KNOWN_ADDRESS_MS);
     }
@@ -148,9 +224,7 @@ export class FailureThrottle {
 
     /** Starts a check of `account`'s password or code from `address`; throws TooManyAttemptsError when refused. */
     begin(account: string, address: string): ThrottledAttempt {
-        const name = account.trim().toLowerCase().slice(0, 320);
-        const network = addressNetwork(address);
-        const keys = [`pair\n${name}\n${network}`, `account\n${name}`, `address\n${network}`];
+        const keys = throttleKeys(account, address);
         const tallies = keys.map((key) => this.#tally(key));
         const [pair, perAccount, perAddress] = tallies as [Tally, Tally, Tally];
         const knownAt = this.#knownAddresses.get(keys[0] ?? '');
@@ -179,18 +253,44 @@ export class FailureThrottle {
         check: (priority: HashPriority) => Promise<T>,
         completesSignIn: (result: NonNullable<T>) => boolean = () => true,
     ): Promise<T> {
+        const keys = throttleKeys(account, address);
+        await this.#readShared(keys);
         const attempt = this.begin(account, address);
         try {
             const result = await check(attempt.trusted ? 'high' : 'normal');
             if (!result) {
+                // Written before the check is settled: until then it counts here as under way, and elsewhere once written.
+                await this.#shared?.addFailure(keys, this.clock(), this.clock() - this.#windowMs);
                 attempt.fail();
             } else if (completesSignIn(result)) {
+                await this.#shared?.forgetFailures(keys[0]);
+                await this.#shared?.setKnown(keys[0], this.clock());
                 attempt.succeed();
             }
 
             return result;
         } finally {
             attempt.end();
+        }
+    }
+
+    /** With a shared store, the keys' failures and the pair's owner as every process has recorded them. */
+    async #readShared(keys: readonly [string, string, string]): Promise<void> {
+        const shared = this.#shared;
+        if (!shared) {
+            return;
+        }
+
+        const [failures, knownAt] = await Promise.all([shared.failuresAfter(keys, this.clock() - this.#windowMs), shared.knownAt(keys[0])]);
+        keys.forEach((key, index) => {
+            const tally = this.#tally(key);
+            tally.failures = failures[index] ?? [];
+            this.#forgetIfIdle(key, tally);
+        });
+        if (knownAt === undefined) {
+            this.#knownAddresses.delete(keys[0]);
+        } else {
+            this.#knownAddresses.set(keys[0], knownAt);
         }
     }
 

@@ -163,6 +163,27 @@ def check_path_access(paths):
                     sys.exit(f"{operation_id} ({path}): declare its {{{name}}} access in PATH_ACCESS, or only then")
 
 
+# Swagger 2.0 requires a description on every response: a response written in the operation (not a reference to
+# `responses`, which get their name) gets ours, since Gitea's is dropped.
+RESPONSE_TEXT = {
+    ("deleteAdminRunner", "204"): "The runner is deleted",
+    ("deleteOrgRunner", "204"): "The runner is deleted",
+    ("updateOrgSecret", "201"): "The secret is created",
+    ("updateOrgSecret", "204"): "The secret is replaced",
+    ("deleteOrgSecret", "204"): "The secret is deleted",
+}
+
+
+def describe_responses(operation):
+    for status, response in operation["responses"].items():
+        if "$ref" in response:
+            continue
+        key = (operation["operationId"], status)
+        if key not in RESPONSE_TEXT:
+            sys.exit(f"{key[0]} {status}: a response without $ref needs its description in RESPONSE_TEXT")
+        response["description"] = RESPONSE_TEXT[key]
+
+
 PARAMETER_TEXT = {
     "page": "Page number, from 1",
     "limit": "Page size",
@@ -348,7 +369,26 @@ def add_go_fields(definitions):
 # type (anything unknown lists system hooks) and the notification subject types (unknown ones are dropped). The
 # route leaves them unchecked (`x-gatehouse-handler-parsed`) and the handler parses them as Gitea does.
 HANDLER_PARSED_QUERY = {"page", "limit", "sort", "order", "since", "before", "last_read_at"}
-HANDLER_PARSED_OPERATION_QUERY = {"adminListHooks": {"type"}, "notifyGetList": {"subject-type"}}
+HANDLER_PARSED_OPERATION_QUERY = {
+    "adminListHooks": {"type"},
+    "adminUnadoptedList": {"query", "pattern"},
+    "notifyGetList": {"subject-type"},
+}
+
+
+# Gitea's document names the unadopted list's filter `pattern`, but its handler reads `query`
+# (ctx.FormString("query")); gitea-js sends `pattern`. Both are declared, and `query` wins when both are given.
+UNADOPTED_FILTER = {
+    "query": "Glob on owner/repository, as Gitea's handler reads it",
+    "pattern": "The same glob, by the name Gitea's document gives it; used when query is empty",
+}
+
+
+def add_unadopted_query(operation):
+    parameters = [parameter for parameter in operation["parameters"] if parameter["name"] not in UNADOPTED_FILTER]
+    for name, text in UNADOPTED_FILTER.items():
+        parameters.append({"type": "string", "name": name, "in": "query", "description": text})
+    operation["parameters"] = parameters
 
 
 def mark_handler_parsed(operation):
@@ -449,7 +489,10 @@ def main():
     for path_item in paths.values():
         for operation in path_item.values():
             operation["summary"] = SUMMARIES[operation["operationId"]]
+            describe_responses(operation)
             operation["x-gatehouse-access"] = access(operation["operationId"], operation["tags"][0])
+            if operation["operationId"] == "adminUnadoptedList":
+                add_unadopted_query(operation)
             mark_handler_parsed(operation)
             for parameter in operation.get("parameters", []):
                 if parameter["name"] in PARAMETER_TEXT:

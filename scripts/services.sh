@@ -3,11 +3,13 @@
 # its own prefix on unprivileged loopback ports, pebble (an ACME test CA) with its DNS stand-in, and a local
 # image registry on 127.0.0.1. Installs Debian's packages when missing (run as root). `up` prints only
 # `export` lines on standard output, so that `eval "$(scripts/services.sh up)"` points Gatehouse at them;
-# everything else goes to standard error. `down` stops what `up` started, and only that.
+# everything else goes to standard error. `down` stops what `up` started, and only that. `prepare` only installs
+# what is missing and starts the Docker engine: `npm test` runs it first, so the README's test command is all a
+# fresh machine needs.
 #
 # Settings (environment): GATEHOUSE_SERVICES_DIR (state, default /tmp/gatehouse-services), NGINX_HTTP_PORT
 # (18080), NGINX_HTTPS_PORT (18443), PEBBLE_PORT (14000), PEBBLE_MANAGEMENT_PORT (15000), PEBBLE_DNS_PORT (8053),
-# REGISTRY_PORT (5000).
+# PEBBLE_DNS_MANAGEMENT_PORT (PEBBLE_DNS_PORT + 2), REGISTRY_PORT (5000).
 set -euo pipefail
 
 STATE="${GATEHOUSE_SERVICES_DIR:-/tmp/gatehouse-services}"
@@ -16,19 +18,25 @@ HTTPS_PORT="${NGINX_HTTPS_PORT:-18443}"
 PEBBLE_PORT="${PEBBLE_PORT:-14000}"
 PEBBLE_MANAGEMENT_PORT="${PEBBLE_MANAGEMENT_PORT:-15000}"
 PEBBLE_DNS_PORT="${PEBBLE_DNS_PORT:-8053}"
+PEBBLE_DNS_MANAGEMENT_PORT="${PEBBLE_DNS_MANAGEMENT_PORT:-$((PEBBLE_DNS_PORT + 2))}"
 REGISTRY_PORT="${REGISTRY_PORT:-5000}"
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 
 say() { printf '%s\n' "$*" >&2; }
 
-wait_for() { # what, command...
-    local what="$1"
-    shift
-    for _ in $(seq 1 60); do
+wait_for() { # what, log name (or -), command...
+    local what="$1" log="$2"
+    shift 2
+    # Up to a minute: a loaded machine (the suite under coverage on two cores) starts things slowly.
+    for _ in $(seq 1 120); do
         if "$@" >/dev/null 2>&1; then return 0; fi
         sleep 0.5
     done
     say "services: $what did not come up"
+    if [ "$log" != - ] && [ -f "$STATE/$log.log" ]; then
+        say "services: the last lines of $STATE/$log.log:"
+        tail -n 20 "$STATE/$log.log" >&2
+    fi
     return 1
 }
 
@@ -46,6 +54,12 @@ install_missing() {
     # Real apps for the sign-in tests are built from Debian's packages (debootstrap); browser tests drive chromium.
     command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
     [ -x /usr/bin/chromium ] || missing+=(chromium)
+    # What single tests drive: BIND for DNS updates, htpasswd for a registry that asks for credentials, git.
+    [ -x /usr/sbin/named ] || missing+=(bind9)
+    command -v htpasswd >/dev/null 2>&1 || missing+=(apache2-utils)
+    command -v git >/dev/null 2>&1 || missing+=(git)
+    # chattr makes a folder immutable in the rollback tests (e2fsprogs is essential in Debian; kept here all the same).
+    command -v chattr >/dev/null 2>&1 || missing+=(e2fsprogs)
     if [ "${#missing[@]}" -gt 0 ]; then
         say "services: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
@@ -54,14 +68,19 @@ install_missing() {
         NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
     fi
     # Packages may start their own services; ours run with their own settings instead.
-    for service in nginx docker-registry; do service "$service" stop >/dev/null 2>&1 || true; done
+    for service in nginx docker-registry named bind9; do service "$service" stop >/dev/null 2>&1 || true; done
+}
+
+# When a process started (field 22 of /proc/<pid>/stat): with its pid, it names that process and no later one.
+started_at() { # pid
+    awk '{print $22}' "/proc/$1/stat" 2>/dev/null || true
 }
 
 start_background() { # name, command...
     local name="$1"
     shift
     "$@" >"$STATE/$name.log" 2>&1 &
-    echo $! >"$STATE/$name.pid"
+    echo "$! $(started_at $!)" >"$STATE/$name.pid"
 }
 
 docker_up() {
@@ -70,7 +89,7 @@ docker_up() {
         return
     fi
     start_background dockerd dockerd
-    wait_for "the Docker engine" docker info
+    wait_for "the Docker engine" dockerd docker info
 }
 
 nginx_up() {
@@ -98,7 +117,7 @@ http {
 CONF
     "$NGINX" -t -p "$STATE/nginx" -c "$STATE/nginx/nginx.conf" >&2
     "$NGINX" -p "$STATE/nginx" -c "$STATE/nginx/nginx.conf"
-    wait_for "nginx" curl -s -o /dev/null "http://127.0.0.1:$HTTP_PORT/"
+    wait_for "nginx" - curl -s -o /dev/null "http://127.0.0.1:$HTTP_PORT/"
 }
 
 pebble_up() {
@@ -113,9 +132,9 @@ pebble_up() {
 CONF
     # Every name resolves to this host for pebble, so HTTP-01 challenges come to our nginx.
     start_background pebble-dns pebble-challtestsrv -defaultIPv4 127.0.0.1 -defaultIPv6 "" \
-        -dns01 "127.0.0.1:$PEBBLE_DNS_PORT" -http01 "" -https01 "" -tlsalpn01 "" -management "127.0.0.1:$((PEBBLE_DNS_PORT + 2))"
+        -dns01 "127.0.0.1:$PEBBLE_DNS_PORT" -http01 "" -https01 "" -tlsalpn01 "" -management "127.0.0.1:$PEBBLE_DNS_MANAGEMENT_PORT"
     PEBBLE_VA_NOSLEEP=1 start_background pebble pebble -config "$STATE/pebble/config.json" -dnsserver "127.0.0.1:$PEBBLE_DNS_PORT"
-    wait_for "pebble" curl -s --cacert "$STATE/pebble/cert.pem" "https://127.0.0.1:$PEBBLE_PORT/dir"
+    wait_for "pebble" pebble curl -s --cacert "$STATE/pebble/cert.pem" "https://127.0.0.1:$PEBBLE_PORT/dir"
 }
 
 registry_up() {
@@ -131,7 +150,7 @@ http:
   addr: 127.0.0.1:$REGISTRY_PORT
 CONF
     start_background registry docker-registry serve "$STATE/registry/config.yml"
-    wait_for "the registry" curl -sf "http://127.0.0.1:$REGISTRY_PORT/v2/"
+    wait_for "the registry" registry curl -sf "http://127.0.0.1:$REGISTRY_PORT/v2/"
 }
 
 up() {
@@ -161,30 +180,46 @@ EXPORTS
 stop_pid() { # name
     local file="$STATE/$1.pid"
     [ -f "$file" ] || return 0
-    local pid
-    pid="$(cat "$file")"
-    kill "$pid" >/dev/null 2>&1 || true
-    for _ in $(seq 1 40); do kill -0 "$pid" >/dev/null 2>&1 || break; sleep 0.25; done
-    kill -9 "$pid" >/dev/null 2>&1 || true
+    local pid started
+    read -r pid started <"$file"
     rm -f "$file"
+    # A process that ended on its own left its pid to be reused: signal only the very process started here, or
+    # a busy machine's other processes (another test's DNS server, say) are killed in its place.
+    [ -n "$started" ] && [ "$(started_at "$pid")" = "$started" ] || return 0
+    kill "$pid" >/dev/null 2>&1 || true
+    for _ in $(seq 1 40); do [ "$(started_at "$pid")" = "$started" ] || return 0; sleep 0.25; done
+    kill -9 "$pid" >/dev/null 2>&1 || true
 }
 
 down() {
     [ -d "$STATE" ] || return 0
     # By its pid, not `nginx -s quit`: that parses the configuration first, and fails once a site names a
     # certificate that is gone.
-    if [ -f "$STATE/nginx/nginx.pid" ]; then
-        kill -QUIT "$(cat "$STATE/nginx/nginx.pid")" 2>/dev/null || true
+    # Only an nginx running with this folder's configuration: a pid file left by one that was killed names
+    # whatever process has that pid now.
+    local nginx_pid
+    nginx_pid="$(cat "$STATE/nginx/nginx.pid" 2>/dev/null || true)"
+    if [ -n "$nginx_pid" ] && tr '\0' ' ' <"/proc/$nginx_pid/cmdline" 2>/dev/null | grep -qF "$STATE/nginx/nginx.conf"; then
+        kill -QUIT "$nginx_pid" 2>/dev/null || true
     fi
     for name in registry pebble pebble-dns dockerd; do stop_pid "$name"; done
     say "services: stopped what was started from $STATE"
 }
 
+# What `npm test` runs first (scripts/test.ts): the packages and the Docker engine the suite drives, nothing on ports.
+prepare() {
+    mkdir -p "$STATE"
+    chmod 0755 "$STATE"
+    install_missing
+    docker_up
+}
+
 case "${1:-}" in
     up) up ;;
     down) down ;;
+    prepare) prepare ;;
     *)
-        say "usage: scripts/services.sh up|down"
+        say "usage: scripts/services.sh up|down|prepare"
         exit 2
         ;;
 esac

@@ -4,11 +4,15 @@
  * console, and one plain closing line follows: `Tests: N passed, N failed, N skipped`.
  *
  * Options: --grep <text> runs only the tests whose title contains the text; --timeout <ms> per test;
- * --coverage (or COVERAGE=1) measures coverage, see runWithCoverage.
+ * --coverage (or COVERAGE=1) measures coverage, see runWithCoverage; --jobs <n> (or GATEHOUSE_TEST_JOBS) runs up to n
+ * files at once, each in a process of its own, see runInParallel; --fast runs only the files that need neither Docker
+ * nor a browser (a file says what it needs in a `// needs: docker, chromium` line near its top; `alone` among its needs
+ * runs it with nothing beside it).
  * Through npm they go after `--` (`npm test -- test/lib --grep cache`): npm keeps options before it for itself.
  * Under CI (CI set and not `false` or `0`) a run that skipped a test fails, naming the skipped tests.
+ * GATEHOUSE_TEST_VERBOSE=1 lists each test with its time.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import Fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,6 +44,11 @@ class UsageError extends Error {}
 const CLOSING_LINE_FILE_VARIABLE = 'GATEHOUSE_TEST_CLOSING_LINE_FILE';
 const closingLineFile = process.env[CLOSING_LINE_FILE_VARIABLE];
 delete process.env[CLOSING_LINE_FILE_VARIABLE];
+
+/** Set by runInParallel for its worker processes, see serveAsWorker. Taken out at once, as the closing line's file. */
+const WORKER_VARIABLE = 'GATEHOUSE_TEST_WORKER';
+const isWorker = process.env[WORKER_VARIABLE] === '1';
+delete process.env[WORKER_VARIABLE];
 
 function printClosingLine(line: string): void {
     if (closingLineFile === undefined) {
@@ -128,12 +137,12 @@ function literal(text: string): string {
 }
 
 /** Counts from lab's TAP report (the one that tells skipped and todo tests apart) and its JSON report's errors. */
-function countResults(tapFile: string, jsonFile: string): Results {
+function countResults(tapFile: string, jsonFile: string): Results & { failures: string[] } {
     if (!Fs.existsSync(tapFile) || !Fs.existsSync(jsonFile)) {
-        return { passed: 0, failed: 1, skipped: [] };
+        return { passed: 0, failed: 1, skipped: [], failures: ['no report: lab did not finish'] };
     }
 
-    const results: Results = { passed: 0, failed: 0, skipped: [] };
+    const results: Results & { failures: string[] } = { passed: 0, failed: 0, skipped: [], failures: [] };
     for (const line of Fs.readFileSync(tapFile, 'utf8').split('\n')) {
         const match = /^(ok|not ok) \d+ (?:# (SKIP|TODO) )?\(\d+\) (.*)$/.exec(line);
         if (!match) {
@@ -143,6 +152,7 @@ function countResults(tapFile: string, jsonFile: string): Results {
         const [, outcome, skip, title] = match;
         if (outcome === 'not ok') {
             results.failed += 1;
+            results.failures.push(title ?? '');
         } else if (skip) {
             results.skipped.push(skip === 'TODO' ? `${title} (todo)` : (title ?? ''));
         } else {
@@ -151,8 +161,12 @@ function countResults(tapFile: string, jsonFile: string): Results {
     }
 
     // Errors outside tests: a failing before/after hook, an exception thrown after a test ended.
-    const report = JSON.parse(Fs.readFileSync(jsonFile, 'utf8')) as { errors?: unknown[] };
-    results.failed += report.errors?.length ?? 0;
+    const report = JSON.parse(Fs.readFileSync(jsonFile, 'utf8')) as { errors?: { message?: string }[] };
+    for (const error of report.errors ?? []) {
+        results.failed += 1;
+        results.failures.push(`outside a test: ${error.message ?? 'an error'}`);
+    }
+
     return results;
 }
 
@@ -276,46 +290,439 @@ async function runWithCoverage(wholeSuite: boolean): Promise<number> {
     return code;
 }
 
-async function main(): Promise<number> {
-    const args = process.argv.slice(2);
-    const coverage = flag(args, '--coverage') || switchedOn('COVERAGE');
-    const grep = option(args, '--grep');
-    const timeout = Number(option(args, '--timeout') ?? 120_000);
-    const files = testFiles(args.length > 0 ? args : ['test']);
-    // With NODE_V8_COVERAGE set, coverage is being written for someone else: this process only runs the tests.
-    if (coverage && process.env.NODE_V8_COVERAGE === undefined) {
-        return runWithCoverage(args.length === 0 && grep === undefined);
-    }
+interface FileOutcome extends Results {
+    code: number;
+    /** Titles of the failed tests, and of failures outside tests (hooks). */
+    failures: string[];
+}
 
-    const scripts: unknown[] = [];
-    for (const file of files) {
+/**
+ * Runs one test file as a lab report of its own, after printing its name, so that a run says which file it is in
+ * and a file that fails to load or whose hooks fail is a failure named with its file, not the end of the run.
+ */
+async function runFile(file: string, options: { timeout: number; grep: string | undefined }): Promise<FileOutcome> {
+    console.log(`\n▶ ${file}`);
+    const started = Date.now();
+    let script: unknown;
+    try {
         const module = (await import(pathToFileURL(Path.resolve(file)).href)) as { lab?: unknown };
         if (!module.lab) {
             throw new Error(`${file} does not export lab`);
         }
 
-        scripts.push(module.lab);
+        script = module.lab;
+    } catch (error) {
+        console.log(`${file} could not be loaded:`, error);
+        return { code: 1, passed: 0, failed: 1, skipped: [], failures: [`could not be loaded (${describeThrown(error)})`] };
     }
 
     const reportDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'gatehouse-lab-'));
     const jsonFile = Path.join(reportDir, 'report.json');
     const tapFile = Path.join(reportDir, 'report.tap');
-    const result = await Lab.report(scripts, {
-        assert: Code,
-        timeout,
-        grep: grep === undefined ? undefined : literal(grep),
-        reporter: ['console', 'json', 'tap'],
-        output: [process.stdout, jsonFile, tapFile],
-        environment: 'test',
-        leaks: true,
-        globals: [...TSLIB_GLOBALS, ...PLAYWRIGHT_GLOBALS],
-        colors: false,
+    try {
+        const result = await Lab.report([script], {
+            assert: Code,
+            timeout: options.timeout,
+            grep: options.grep === undefined ? undefined : literal(options.grep),
+            reporter: ['console', 'json', 'tap'],
+            output: [process.stdout, jsonFile, tapFile],
+            environment: 'test',
+            leaks: true,
+            globals: [...TSLIB_GLOBALS, ...PLAYWRIGHT_GLOBALS],
+            colors: false,
+            // Each test's title and time instead of a dot (GATEHOUSE_TEST_VERBOSE=1): which tests are slow.
+            progress: switchedOn('GATEHOUSE_TEST_VERBOSE') ? 2 : 1,
+        });
+        const outcome = countResults(tapFile, jsonFile);
+        console.log(
+            `◀ ${file}: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped.length} skipped (${((Date.now() - started) / 1000).toFixed(1)} s${sinceRunStarted(started)})`,
+        );
+        return { ...outcome, code: result.code };
+    } finally {
+        Fs.rmSync(reportDir, { recursive: true, force: true });
+    }
+}
+
+/** In a parallel run, when the file started, counted from the start of the run: what ran beside what. */
+function sinceRunStarted(started: number): string {
+    const runStarted = Number(process.env.GATEHOUSE_TEST_RUN_STARTED);
+    return Number.isFinite(runStarted) && runStarted > 0 ? `, started at +${((started - runStarted) / 1000).toFixed(0)} s` : '';
+}
+
+/** What a thrown value was, for a failure's message: an Error's message, else the value itself. */
+function describeThrown(thrown: unknown): string {
+    if (thrown instanceof Error) {
+        return thrown.message;
+    }
+
+    try {
+        return `a non-Error value: ${JSON.stringify(thrown) ?? String(thrown)}`.slice(0, 500);
+    } catch {
+        return `a non-Error value: ${String(thrown)}`.slice(0, 500);
+    }
+}
+
+interface LabTest {
+    title: string;
+    err?: unknown;
+}
+
+/**
+ * Lab's reporters read `err.stack` of whatever a test or a hook threw, and a value without one (a plain object, a
+ * string, undefined) crashed the whole run with a TypeError that named neither the test nor the cause. Every failure
+ * is turned into an Error that names the test and what was thrown (kept as `data`) before any reporter sees it.
+ */
+function nameEveryFailure(): void {
+    const require = createRequire(import.meta.url);
+    const asError = (thrown: unknown, where: string): Error => {
+        const error = Object.assign(new Error(`${where} threw ${describeThrown(thrown)}`), { data: thrown });
+        error.stack = `${error.message}\n    (what was thrown had no stack)`;
+        return error;
+    };
+    for (const name of ['console', 'json', 'tap']) {
+        const Reporter = require(`@hapi/lab/lib/reporters/${name}.js`) as {
+            prototype: { test(test: LabTest): void; end(notebook: { errors?: unknown[] }): void; __named?: boolean };
+        };
+        if (Reporter.prototype.__named) {
+            continue;
+        }
+
+        const test = Reporter.prototype.test;
+        Reporter.prototype.test = function (this: unknown, labTest: LabTest) {
+            const err = labTest.err as { stack?: unknown } | undefined | null;
+            if ('err' in labTest && (typeof err !== 'object' || err === null || typeof err.stack !== 'string')) {
+                labTest.err = asError(labTest.err, `"${labTest.title}"`);
+            }
+
+            test.call(this, labTest);
+        };
+        const end = Reporter.prototype.end;
+        Reporter.prototype.end = function (this: unknown, notebook: { errors?: unknown[] }) {
+            notebook.errors = notebook.errors?.map((error) =>
+                error instanceof Error && typeof error.stack === 'string' ? error : asError(error, 'a hook or an escaped callback'),
+            );
+            end.call(this, notebook);
+        };
+        Reporter.prototype.__named = true;
+    }
+}
+
+/** What a file says it needs, from a `// needs: docker, chromium` line among its first lines. */
+export function fileNeeds(file: string): string[] {
+    const head = Fs.readFileSync(file, 'utf8').split('\n', 20);
+    const line = head.find((text) => /^\/\/ needs: /.test(text));
+    return line === undefined
+        ? []
+        : line
+              .slice('// needs: '.length)
+              .split(',')
+              .map((need) => need.trim())
+              .filter(Boolean);
+}
+
+/** A count of processes from an option or a variable: a whole number of at least 1, else the fallback. */
+function processCount(value: string | undefined, name: string, fallback: number): number {
+    if (value === undefined) {
+        return fallback;
+    }
+
+    const count = Number(value);
+    if (!Number.isInteger(count) || count < 1) {
+        throw new UsageError(`${name} needs a whole number of at least 1, not ${value}`);
+    }
+
+    return count;
+}
+
+const RUN_STARTED = Date.now();
+
+/**
+ * Runs the files in `jobs` worker processes, each running one file at a time as a lab report of its own, and prints
+ * each file's output whole when it ends. Workers live for the whole run, so the server's modules load once per worker.
+ * The files that need Docker share one engine: each gives its apps names of its own (a random suffix, or words no
+ * other file uses) and its images tags of its own, and no more than GATEHOUSE_TEST_DOCKER_JOBS of them run at once.
+ * They start first, largest first, as they take longest. Each worker writes its coverage, if measured, through the
+ * NODE_V8_COVERAGE it inherits.
+ */
+async function runInParallel(
+    files: string[],
+    jobs: number,
+    options: { timeout: number; grep: string | undefined },
+    add: (file: string, outcome: FileOutcome) => void,
+): Promise<void> {
+    // At most GATEHOUSE_TEST_DOCKER_JOBS (2) files that need Docker at once.
+    const dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 2), jobs);
+    const needsDocker = new Set(files.filter((file) => fileNeeds(file).includes('docker')));
+    const size = (file: string) => Fs.statSync(file).size;
+    const waiting = [...[...needsDocker].sort((a, b) => size(b) - size(a)), ...files.filter((file) => !needsDocker.has(file))];
+    const workerCount = Math.min(jobs, files.length);
+    console.log(
+        `Running ${files.length} files, up to ${workerCount} at once (of the ${needsDocker.size} that need Docker, up to ${dockerJobs}).`,
+    );
+    let dockerRunning = 0;
+    const alone = new Set(files.filter((file) => fileNeeds(file).includes('alone')));
+    let aloneRunning = false;
+    await new Promise<void>((resolve) => {
+        const idle: TestWorker[] = [];
+        let live = 0;
+        const dispatch = () => {
+            while (idle.length > 0 && !aloneRunning) {
+                // A file that must run alone waits until nothing runs, and nothing starts beside it.
+                const aloneIndex = waiting.findIndex((file) => alone.has(file));
+                const index =
+                    aloneIndex >= 0
+                        ? live - idle.length === 0
+                            ? aloneIndex
+                            : -1
+                        : waiting.findIndex((file) => dockerRunning < dockerJobs || !needsDocker.has(file));
+                if (index < 0) {
+                    break;
+                }
+
+                const [file] = waiting.splice(index, 1) as [string];
+                dockerRunning += needsDocker.has(file) ? 1 : 0;
+                aloneRunning = alone.has(file);
+                (idle.pop() as TestWorker).run(file);
+            }
+
+            if (waiting.length === 0) {
+                idle.splice(0).forEach((worker) => worker.stop());
+            }
+        };
+        const startWorker = () => {
+            live += 1;
+            const worker = new TestWorker(options, {
+                finished: (file, outcome) => {
+                    dockerRunning -= needsDocker.has(file) ? 1 : 0;
+                    aloneRunning &&= !alone.has(file);
+                    add(file, outcome);
+                    if (worker.alive) {
+                        idle.push(worker);
+                        dispatch();
+                    }
+                },
+                exited: (wasRunningAFile) => {
+                    live -= 1;
+                    const position = idle.indexOf(worker);
+                    if (position >= 0) {
+                        idle.splice(position, 1);
+                    }
+
+                    if (!wasRunningAFile && !worker.stopped && !worker.finishedAny) {
+                        // It died before it ran anything: another would too, so what is left fails, named.
+                        for (const file of waiting.splice(0)) {
+                            add(file, { code: 1, passed: 0, failed: 1, skipped: [], failures: ['a worker process could not start'] });
+                        }
+                    }
+
+                    // A worker that died running a file is replaced, so the rest still run.
+                    if (waiting.length > 0) {
+                        startWorker();
+                    } else if (live === 0) {
+                        resolve();
+                    }
+                },
+            });
+            idle.push(worker);
+            dispatch();
+        };
+        for (let count = 0; count < workerCount; count += 1) {
+            startWorker();
+        }
     });
-    const { passed, failed, skipped } = countResults(tapFile, jsonFile);
-    Fs.rmSync(reportDir, { recursive: true, force: true });
-    let code = result.code === 0 && failed === 0 && passed > 0 ? 0 : 1;
+}
+
+/** Marks the end of a file's output in a worker's standard output, followed by the file's outcome as JSON. */
+const OUTCOME_MARK = '\u0000gatehouse-test-outcome\u0000';
+
+/** A worker process: this script under GATEHOUSE_TEST_WORKER=1, given one file at a time over its IPC channel. */
+class TestWorker {
+    readonly #child: ReturnType<typeof spawn>;
+    alive = true;
+    stopped = false;
+    finishedAny = false;
+    #file: string | undefined;
+    #output: Buffer[] = [];
+    #pending = '';
+
+    constructor(
+        options: { timeout: number; grep: string | undefined },
+        events: { finished(file: string, outcome: FileOutcome): void; exited(wasRunningAFile: boolean): void },
+    ) {
+        const args = [...process.execArgv, process.argv[1] ?? 'scripts/test.ts', '--timeout', String(options.timeout)];
+        if (options.grep !== undefined) {
+            args.push('--grep', options.grep);
+        }
+
+        this.#child = spawn(process.execPath, args, {
+            stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+            env: {
+                ...process.env,
+                GATEHOUSE_TEST_PREPARE: '0',
+                [WORKER_VARIABLE]: '1',
+                GATEHOUSE_TEST_RUN_STARTED: process.env.GATEHOUSE_TEST_RUN_STARTED ?? String(RUN_STARTED),
+            },
+        });
+        this.#child.stderr?.on('data', (chunk: Buffer) => this.#output.push(chunk));
+        this.#child.stdout?.on('data', (chunk: Buffer) => {
+            this.#pending += chunk.toString('utf8');
+            for (let mark = this.#pending.indexOf(OUTCOME_MARK); mark >= 0; mark = this.#pending.indexOf(OUTCOME_MARK)) {
+                const end = this.#pending.indexOf('\n', mark);
+                if (end < 0) {
+                    break;
+                }
+
+                this.#output.push(Buffer.from(this.#pending.slice(0, mark)));
+                const outcome = JSON.parse(this.#pending.slice(mark + OUTCOME_MARK.length, end)) as FileOutcome;
+                this.#pending = this.#pending.slice(end + 1);
+                events.finished(...this.#finish(), outcome);
+            }
+        });
+        this.#child.once('exit', (code, signal) => {
+            this.alive = false;
+            const wasRunningAFile = this.#file !== undefined;
+            if (wasRunningAFile) {
+                this.#output.push(Buffer.from(this.#pending));
+                const how = signal === null ? `exit code ${code}` : `signal ${signal}`;
+                const [file] = this.#finish();
+                events.finished(file, { code: 1, passed: 0, failed: 1, skipped: [], failures: [`its worker process ended (${how})`] });
+            }
+
+            events.exited(wasRunningAFile);
+        });
+    }
+
+    run(file: string): void {
+        this.#file = file;
+        this.#child.send(file);
+    }
+
+    stop(): void {
+        this.stopped = true;
+        this.#child.disconnect();
+    }
+
+    #finish(): [string] {
+        process.stdout.write(Buffer.concat(this.#output));
+        const file = this.#file ?? '';
+        this.finishedAny = true;
+        this.#output = [];
+        this.#file = undefined;
+        return [file];
+    }
+}
+
+/** In a worker: runs each file the run sends, one at a time, and ends when the run lets go of it. */
+async function serveAsWorker(options: { timeout: number; grep: string | undefined }): Promise<number> {
+    nameEveryFailure();
+    const files: string[] = [];
+    let wake: (() => void) | undefined;
+    let open = true;
+    process.on('message', (file: string) => {
+        files.push(file);
+        wake?.();
+    });
+    process.once('disconnect', () => {
+        open = false;
+        wake?.();
+    });
+    for (;;) {
+        const file = files.shift();
+        if (file === undefined) {
+            if (!open) {
+                return 0;
+            }
+
+            await new Promise<void>((resolve) => (wake = resolve));
+            continue;
+        }
+
+        const outcome = await runFile(file, options);
+        process.stdout.write(`${OUTCOME_MARK}${JSON.stringify(outcome)}\n`);
+    }
+}
+
+/**
+ * Installs the Debian packages the suite drives when missing and starts the Docker engine (scripts/services.sh
+ * prepare), so that `npm test` is all a fresh machine needs. Only as root; GATEHOUSE_TEST_PREPARE=0 leaves it out.
+ */
+function prepareMachine(): void {
+    if (process.env.GATEHOUSE_TEST_PREPARE === '0' || process.platform !== 'linux') {
+        return;
+    }
+
+    if (process.getuid?.() !== 0) {
+        console.log('Not root: Debian packages and the Docker engine are not prepared (scripts/services.sh prepare).');
+        return;
+    }
+
+    const prepared = spawnSync('bash', [Path.join('scripts', 'services.sh'), 'prepare'], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        timeout: 1_200_000,
+    });
+    if (prepared.status !== 0) {
+        const message = 'scripts/services.sh prepare failed: the packages or the Docker engine the suite drives are missing';
+        if (onCi()) {
+            throw new Error(message);
+        }
+
+        console.log(`${message}; tests that need them will fail.`);
+    }
+}
+
+async function main(): Promise<number> {
+    const args = process.argv.slice(2);
+    const coverage = flag(args, '--coverage') || switchedOn('COVERAGE');
+    const grep = option(args, '--grep');
+    const timeout = Number(option(args, '--timeout') ?? 120_000);
+    // By default two more than the cores, as most files spend their time waiting.
+    const jobs = processCount(option(args, '--jobs') ?? process.env.GATEHOUSE_TEST_JOBS, '--jobs', Os.availableParallelism() + 2);
+    const fast = flag(args, '--fast');
+    const files = testFiles(args.length > 0 ? args : ['test']).filter((file) => !fast || fileNeeds(file).length === 0);
+    if (fast) {
+        // What a fast file would reach of the Docker engine is not there: a file that needs it and does not say so fails.
+        process.env.DOCKER_HOST = 'unix:///nonexistent/gatehouse-test-fast-docker.sock';
+    }
+
+    if (process.env.NODE_V8_COVERAGE === undefined && !fast) {
+        prepareMachine();
+    }
+
+    // With NODE_V8_COVERAGE set, coverage is being written for someone else: this process only runs the tests.
+    if (coverage && process.env.NODE_V8_COVERAGE === undefined) {
+        return runWithCoverage(args.length === 0 && grep === undefined && !fast);
+    }
+
+    if (isWorker) {
+        return await serveAsWorker({ timeout, grep });
+    }
+
+    const totals: Results & { failures: string[] } = { passed: 0, failed: 0, skipped: [], failures: [] };
+    let labCode = 0;
+    const add = (file: string, outcome: FileOutcome) => {
+        totals.passed += outcome.passed;
+        totals.failed += outcome.failed;
+        totals.skipped.push(...outcome.skipped);
+        totals.failures.push(...outcome.failures.map((title) => `${file}: ${title}`));
+        labCode = labCode || outcome.code;
+    };
+    if (jobs > 1 && files.length > 1) {
+        await runInParallel(files, jobs, { timeout, grep }, add);
+    } else {
+        nameEveryFailure();
+        for (const file of files) {
+            add(file, await runFile(file, { timeout, grep }));
+        }
+    }
+
+    const { passed, failed, skipped } = totals;
+    let code = labCode === 0 && failed === 0 && passed > 0 ? 0 : 1;
     if (passed + failed + skipped.length === 0) {
         console.log(grep === undefined ? 'No test ran.' : `No test title contains "${grep}".`);
+    }
+
+    if (totals.failures.length > 0) {
+        console.log(`Failed:\n${totals.failures.map((title) => `  - ${title}`).join('\n')}`);
     }
 
     if (skipped.length > 0 && onCi()) {

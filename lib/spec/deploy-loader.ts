@@ -8,7 +8,7 @@ import YAML from 'yaml';
 
 import { validationFailAction } from '../errors.ts';
 import { loadHandlers, setUpDomain } from './handlers.ts';
-import { type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
+import { type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export const ROLES = ['public', 'signed-in', 'viewer', 'editor', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -117,6 +117,13 @@ export interface DeployApiOptions {
     handlersRoot: string;
     /** Where the domain lives: one folder per concept, each set up by its `setup.ts` before the routes. */
     domainRoot?: string;
+    /** The concepts whose `setup.ts` runs, in this order (see setUpDomain). */
+    setupOrder?: readonly string[];
+    /**
+     * Schemas the specs name with `$ref: '#/definitions/<name>'`, made by the service at start: what its drop-in
+     * parts decide (the sign-in methods there are) is declared once, where they are found.
+     */
+    definitions?: Definitions;
     /** The session strategy, tried on every route; the role check then decides. */
     authStrategy?: string;
     /** Extensions every deploy route runs besides the role check (the deploy manager's security checks). */
@@ -126,13 +133,13 @@ export interface DeployApiOptions {
 /** One hapi plugin per YAML file (`deploy-<group>`), its handlers found by name. Returns handlers still missing. */
 export async function registerDeployApi(
     server: Server,
-    { specsDir, handlersRoot, domainRoot, authStrategy, extensions = {} }: DeployApiOptions,
+    { specsDir, handlersRoot, domainRoot, setupOrder = [], definitions = {}, authStrategy, extensions = {} }: DeployApiOptions,
 ): Promise<string[]> {
     if (domainRoot) {
-        await setUpDomain(domainRoot, server);
+        await setUpDomain(domainRoot, server, setupOrder);
     }
 
-    const converter = new SchemaConverter();
+    const converter = new SchemaConverter(definitions);
     const missing: string[] = [];
     const files = Fs.readdirSync(specsDir)
         .filter((file) => /\.ya?ml$/.test(file))
@@ -164,7 +171,7 @@ export async function registerDeployApi(
                             plugins: { gatehouse: { role: route.role, run: route.run } },
                             auth: authStrategy ? { strategy: authStrategy, mode: 'try' } : false,
                             // On the routes, not the server: a server-wide extension runs on the git API's requests too.
-                            ext: { ...extensions, onPreHandler: { method: enforceRole } },
+                            ext: withRoleCheck(extensions),
                             handler: handler ?? notImplemented(route.handler),
                         },
                     });
@@ -175,6 +182,15 @@ export async function registerDeployApi(
     }
 
     return missing.sort();
+}
+
+/**
+ * The role check runs right after authentication, with the other checks of that point and before validation: an
+ * anonymous caller gets 401 and a caller without the role 403, never the field messages of a 422.
+ */
+function withRoleCheck(extensions: NonNullable<RouteOptions['ext']>): NonNullable<RouteOptions['ext']> {
+    const { onPostAuth = [] } = extensions;
+    return { ...extensions, onPostAuth: [...(Array.isArray(onPostAuth) ? onPostAuth : [onPostAuth]), { method: enforceRole }] };
 }
 
 /** A route below `public` needs a signed-in caller; the accounts plugin sets the credentials and their role. */

@@ -71,11 +71,16 @@ export function gitOperations(document: SwaggerDocument): GitOperation[] {
     return operations;
 }
 
+/** A path, query or header parameter; its `default` is what Gitea's handler takes when the parameter is missing. */
 function parameterSchema(parameter: SwaggerParameter, converter: SchemaConverter): Joi.Schema {
     const { required: _required, ...typed } = parameter;
     let joi = converter.toJoi(parameter.schema ?? typed).label(parameter.name);
     if (parameter.type === 'array' && parameter.in === 'query') {
         joi = (joi as Joi.ArraySchema).single();
+    }
+
+    if (parameter.default !== undefined) {
+        joi = joi.default(parameter.default);
     }
 
     return parameter.required ? joi.required() : joi;
@@ -166,18 +171,25 @@ export interface GitApiOptions {
     handlersRoot: string;
     /** Where the domain lives: one folder per concept, each set up by its `setup.ts` before the routes. */
     domainRoot?: string;
+    /** The concepts whose `setup.ts` runs, in this order (see setUpDomain). */
+    setupOrder?: readonly string[];
     auth?: GitAuthOptions;
 }
 
 /** One hapi plugin per Swagger tag (`git-admin`, `git-miscellaneous`...), its handlers found by operationId. */
-export async function registerGitApi(server: Server, { swaggerFile, handlersRoot, domainRoot, auth }: GitApiOptions): Promise<string[]> {
+export async function registerGitApi(
+    server: Server,
+    { swaggerFile, handlersRoot, domainRoot, setupOrder = [], auth }: GitApiOptions,
+): Promise<string[]> {
     if (domainRoot) {
-        await setUpDomain(domainRoot, server);
+        await setUpDomain(domainRoot, server, setupOrder);
     }
 
     const document = readSwagger(swaggerFile);
     normalisePaths(server, document.basePath);
-    const converter = new SchemaConverter(document.definitions);
+    // A body field's default in Gitea's document describes what Gitea does without it (`login_name: "empty"`, where
+    // Gitea keeps ""): written into the request, it would invent a value the caller never sent.
+    const converter = new SchemaConverter(document.definitions, { fillDefaults: false });
     const byTag = new Map<string, GitOperation[]>();
     for (const operation of gitOperations(document)) {
         byTag.set(operation.tag, [...(byTag.get(operation.tag) ?? []), operation]);
@@ -243,7 +255,7 @@ function routeFor(
             description: operation.summary,
             tags: ['api', 'git', operation.tag],
             validate: buildValidation(operation, converter),
-            payload: payloadOptions(operation, converter),
+            payload: payloadOptions(operation),
             plugins: { gatehouse: { operation } },
             auth: auth ? { strategy: auth.strategy, mode: 'optional' } : false,
             ext: auth ? { onPostAuth: { method: auth.accessCheck(operation['x-gatehouse-access']) } } : undefined,
@@ -255,21 +267,18 @@ function routeFor(
 }
 
 /**
- * How a route reads its body. A raw body (`/markdown/raw`) is read whatever its declared type, as Gitea reads it.
- * An option struct's body comes unparsed to its validator, which binds it as Gitea does: the Content-Type decides,
- * not hapi (`override` keeps hapi from refusing a type, or a malformed header, itself). A body sent to an operation
- * that takes none is read and ignored, whatever it holds.
+ * How a route reads its body: unparsed, to its validator. A raw body (`/markdown/raw`) is read whatever its declared
+ * type, as Gitea reads it; an option struct's body is bound as Gitea does it, the Content-Type deciding, not hapi.
+ * `override` keeps hapi from refusing a type, or a malformed header, itself: it would do so before the access check,
+ * answering an anonymous caller 415 where Gitea answers 401. A body sent to an operation that takes none is read and
+ * ignored, whatever it holds.
  */
-function payloadOptions(operation: GitOperation, converter: SchemaConverter): RouteOptions['payload'] {
+function payloadOptions(operation: GitOperation): RouteOptions['payload'] {
     if (operation.method === 'GET' || operation.method === 'HEAD') {
         return undefined;
     }
 
-    const body = operation.parameters?.find((parameter) => parameter.in === 'body');
-    if (body && isTextBody(operation, body, converter)) {
-        return { allow: ['text/plain', 'application/octet-stream'] };
-    }
-
+    const body = operation.parameters?.some((parameter) => parameter.in === 'body');
     return { parse: body ? 'gunzip' : false, output: 'data', override: 'application/octet-stream' };
 }
 

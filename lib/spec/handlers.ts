@@ -57,19 +57,26 @@ export type ServicesSetup = (server: Server) => void | Promise<void>;
 /**
  * Each domain folder (`<domainRoot>/<concept>/`) may hold a `setup.ts` whose default export sets that concept up
  * (its services, scheduled jobs, listeners) before any route is registered: cron sets itself up in `cron/`,
- * webhooks in `webhooks/`, ACME renewal in `acme/`. Folders are taken in name order.
+ * webhooks in `webhooks/`, ACME renewal in `acme/`. They run in the order the service's plugin states (`order`),
+ * never by accident of names: a setup.ts the order leaves out, or an order naming a concept without one, stops the
+ * start.
  */
-export async function setUpDomain(domainRoot: string, server: Server): Promise<void> {
-    if (!Fs.existsSync(domainRoot)) {
-        return;
+export async function setUpDomain(domainRoot: string, server: Server, order: readonly string[]): Promise<void> {
+    const concepts = Fs.existsSync(domainRoot) ? Fs.readdirSync(domainRoot) : [];
+    const withSetup = concepts.filter((concept) => Fs.existsSync(Path.join(domainRoot, concept, 'setup.ts'))).sort();
+    const unlisted = withSetup.filter((concept) => !order.includes(concept));
+    const absent = order.filter((concept) => !withSetup.includes(concept));
+    if (unlisted.length > 0 || absent.length > 0) {
+        const where = Path.relative(process.cwd(), domainRoot);
+        const problems = [
+            ...(unlisted.length > 0 ? [`${unlisted.map((concept) => `${concept}/setup.ts`).join(', ')} not in the setup order`] : []),
+            ...(absent.length > 0 ? [`the setup order names ${absent.join(', ')}, which has no setup.ts`] : []),
+        ];
+        throw new Error(`${where}: ${problems.join('; ')}`);
     }
 
-    for (const concept of Fs.readdirSync(domainRoot).sort()) {
+    for (const concept of order) {
         const file = Path.join(domainRoot, concept, 'setup.ts');
-        if (!Fs.existsSync(file)) {
-            continue;
-        }
-
         const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
         if (typeof module.default !== 'function') {
             throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);

@@ -1,5 +1,7 @@
 import Joi from 'joi';
 
+import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../app-urls.ts';
+
 /** The part of a Swagger 2.0 / JSON schema that route specs use. */
 export interface JsonSchema {
     $ref?: string;
@@ -19,6 +21,7 @@ export interface JsonSchema {
     maxItems?: number;
     pattern?: string;
     default?: unknown;
+    description?: string;
     /** The Go field's name, by which Gitea names the field in errors. */
     'x-go-name'?: string;
     /** The Go type's name where the JSON type does not tell it (`structs.VisibilityString`), for Go's decoding errors. */
@@ -38,12 +41,19 @@ const FALSY = ['0', 'f', 'F', 'FALSE', 'False', 'off'];
 /** The label a field gets in error messages: Gitea names fields by their Go name. */
 export const FIELD_LABEL = 'x-go-name';
 
+export interface ConverterOptions {
+    /** Whether a schema's `default` fills in a missing value (true), or only documents what the server does (false). */
+    fillDefaults?: boolean;
+}
+
 export class SchemaConverter {
     readonly #definitions: Definitions;
+    readonly #fillDefaults: boolean;
     readonly #building = new Set<string>();
 
-    constructor(definitions: Definitions = {}) {
+    constructor(definitions: Definitions = {}, { fillDefaults = true }: ConverterOptions = {}) {
         this.#definitions = definitions;
+        this.#fillDefaults = fillDefaults;
     }
 
     resolve(schema: JsonSchema): JsonSchema {
@@ -77,7 +87,7 @@ export class SchemaConverter {
         }
 
         const joi = this.#typed(schema, itemLabel);
-        return schema.default === undefined ? joi : joi.default(schema.default);
+        return schema.default === undefined || !this.#fillDefaults ? joi : joi.default(schema.default);
     }
 
     #typed(schema: JsonSchema, itemLabel?: string): Joi.Schema {
@@ -157,6 +167,12 @@ export class SchemaConverter {
 
         if (schema.pattern !== undefined) {
             joi = joi.pattern(new RegExp(schema.pattern));
+        }
+
+        if (schema.format === APP_PATH_FORMAT) {
+            joi = joi
+                .custom((value: string, helpers) => (value === '' || isAppPath(value) ? value : helpers.error('string.appPath')))
+                .messages({ 'string.appPath': `{{#label}} ${APP_PATH_RULE}` });
         }
 
         // `format: email` documents the field only: Gitea checks addresses in the handler (400 or 422 by case).

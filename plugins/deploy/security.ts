@@ -25,6 +25,16 @@ export interface DeployCredentials {
 /** Routes a session waiting for its second factor may reach. */
 const MFA_PENDING_ROUTES = new Set(['auth.submitMfa', 'auth.logout', 'auth.me']);
 
+/**
+ * A session waiting for its second factor reaches the routes that finish or end it, and every public route as an
+ * anonymous caller would: a person who left the code page can sign in again with the password (which replaces the
+ * waiting session) instead of being stuck with "two-factor code required".
+ */
+function reachableWhileMfaPending(request: Request): boolean {
+    const role = (request.route.settings.plugins as { gatehouse?: { role?: string } } | undefined)?.gatehouse?.role;
+    return role === 'public' || MFA_PENDING_ROUTES.has(String(request.route.settings.id));
+}
+
 const AUTOLOGIN_PATH_PREFIX = '/api/autologin/';
 
 function isDeployRequest(request: Request): boolean {
@@ -50,6 +60,11 @@ export function requireDeployCredentials(request: Request): DeployCredentials {
     }
 
     return credentials;
+}
+
+/** Editors and administrators see secret values; viewers see them masked. */
+export function mayReadSecrets(request: Request): boolean {
+    return requireDeployCredentials(request).role !== 'viewer';
 }
 
 /** The client's address: the peer's, or the one a trusted proxy forwards (TRUSTED_PROXIES). */
@@ -130,7 +145,7 @@ export function deployRouteExtensions(server: Server): NonNullable<RouteOptions[
         },
         onPostAuth: {
             method: (request, h) => {
-                if (deployCredentials(request)?.mfaPending && !MFA_PENDING_ROUTES.has(String(request.route.settings.id))) {
+                if (deployCredentials(request)?.mfaPending && !reachableWhileMfaPending(request)) {
                     throw Boom.unauthorized('two-factor code required');
                 }
 

@@ -186,12 +186,8 @@ export class IdpConnectionService {
     /** Connects and saves; choices left out keep their saved value, or take the provider's default (always, for a bootstrap). */
     async connect(choice: ConnectionChoice, kindName = 'authentik', bootstrapped?: { tokenIdentifier: string }) {
         const previous = bootstrapped ? undefined : await this.stored();
-        const token = choice.token ?? (await this.#token());
-        if (!token) {
-            throw new ValidationError('token: give the API token of an authentik administrator');
-        }
-
         const url = trimUrl(choice.url);
+        const token = choice.token ?? (await this.#savedTokenFor(url, previous));
         const kind = await loadIdpKind(kindName);
         const discovery = await this.discover(kindName, url, token);
         const defaults = kind.defaults(discovery);
@@ -230,6 +226,20 @@ export class IdpConnectionService {
         await settings(this.#server).set(CONNECTION, connection);
         await settings(this.#server).setSecret(TOKEN, token);
         return await this.describe(answering(kind.title, discovery.version, url));
+    }
+
+    /** The saved token, which is only ever sent to the URL it was saved with: a new URL needs its token. */
+    async #savedTokenFor(url: string, previous: StoredConnection | undefined): Promise<string> {
+        const saved = await this.#token();
+        if (saved && previous && previous.url !== url) {
+            throw new ValidationError(`token: a new URL needs its token (the saved one is only sent to ${previous.url})`);
+        }
+
+        if (!saved || !previous) {
+            throw new ValidationError('token: give the API token of an authentik administrator');
+        }
+
+        return saved;
     }
 
     /** Makes a token of Gatehouse's own from a bootstrap token (which is not kept), then connects with the defaults. */

@@ -68,17 +68,35 @@ export interface ForwardAuthApp {
     groups: string[];
 }
 
-/** What ensureForwardAuthApp changed, so that a failed run can put it back. */
+/**
+ * What ensureForwardAuthApp has changed so far. The caller makes it (noForwardAuthChanges) and keeps it; the adapter
+ * fills it in the moment each change is made, so that the undo knows even when the call throws half-way.
+ */
 export interface ForwardAuthChanges {
-    providerId: number;
+    /** The provider's id once it was found or made; null while nothing was made or changed. */
+    providerId: number | null;
     applicationSlug: string;
     providerCreated: boolean;
     applicationCreated: boolean;
     /** The group pks bound before, when the application existed. */
     previousGroups: string[] | null;
+    /** The application's fields before an update, when it existed. */
+    previousApplication?: PreviousApplication | null;
     /** The provider's fields before an update, when it existed. */
     previousProvider: { externalHost: string; authorizationFlow: string; invalidationFlow: string } | null;
     addedToOutpost: boolean;
+}
+
+export function noForwardAuthChanges(applicationSlug: string): ForwardAuthChanges {
+    return {
+        providerId: null,
+        applicationSlug,
+        providerCreated: false,
+        applicationCreated: false,
+        previousGroups: null,
+        previousProvider: null,
+        addedToOutpost: false,
+    };
 }
 
 /** Where an app's OpenID Connect client finds its issuer: what the `{{OIDC_*}}` placeholders and the app's values show. */
@@ -107,20 +125,42 @@ export interface OidcClient {
     adminClaimFor?: string;
 }
 
-/** What making a provider and its application changed, so that a failed run can put it back. */
+/** What making a provider and its application has changed so far: filled in as each change is made, as ForwardAuthChanges. */
 export interface ProviderChanges {
-    providerId: number;
+    /** The provider's id once it was found or made; null while nothing was made or changed. */
+    providerId: number | null;
     providerCreated: boolean;
     applicationCreated: boolean;
     /** The provider's fields before an update, in the client's request shape. */
     previousProvider: Record<string, unknown> | null;
     previousGroups: string[] | null;
+    previousApplication?: PreviousApplication | null;
 }
 
-/** What ensureOidcClient changed. */
+/** An application's own fields, as they were before a run updated them. */
+export interface PreviousApplication {
+    name: string;
+    provider: number | null;
+    metaLaunchUrl: string;
+}
+
+/** What ensureOidcClient has changed so far. */
 export interface OidcClientChanges extends ProviderChanges {
     /** The claim mapping made for this client, removed on undo. */
     createdMapping: string | null;
+    /** The claim mapping's fields before an update, when it existed. */
+    previousMapping?: { pk: string; fields: { name: string; scopeName: string; expression: string } } | null;
+}
+
+export function noProviderChanges(): OidcClientChanges {
+    return {
+        providerId: null,
+        providerCreated: false,
+        applicationCreated: false,
+        previousProvider: null,
+        previousGroups: null,
+        createdMapping: null,
+    };
 }
 
 /** Where a SAML service provider finds the app's identity provider. */
@@ -148,7 +188,7 @@ export interface SamlApp {
     groups: string[];
 }
 
-/** What ensureSamlProvider changed. */
+/** What ensureSamlProvider has changed so far. */
 export type SamlChanges = ProviderChanges;
 
 /** Runs the work alone among everyone who serialises with the same key (an outpost's provider list). */
@@ -163,13 +203,24 @@ export interface IdentityProvider {
     revokeToken(identifier: string): Promise<void>;
     groups(): Promise<DirectoryGroup[]>;
     users(query: string): Promise<DirectoryUser[]>;
-    ensureForwardAuthApp(app: ForwardAuthApp, serialise: Serialise): Promise<ForwardAuthChanges>;
+    /**
+     * The ensure calls make or update an app's objects and write each change into `changes` the moment it is made; the
+     * matching undo puts back what `changes` holds, also after an ensure that threw half-way.
+     */
+    /** `recorded` (when given) is awaited each time `changes` has learnt something, before the change it announces is made. */
+    ensureForwardAuthApp(
+        app: ForwardAuthApp,
+        serialise: Serialise,
+        changes: ForwardAuthChanges,
+        recorded?: () => Promise<void>,
+    ): Promise<void>;
     undoForwardAuthApp(app: ForwardAuthApp, changes: ForwardAuthChanges): Promise<void>;
     /** Replaces the group bindings of the app's application; answers the group pks bound before. */
     replaceGroups(objectName: string, groups: string[]): Promise<string[]>;
-    ensureOidcClient(client: OidcClient): Promise<OidcClientChanges>;
+    /** `recorded`, as for ensureForwardAuthApp. */
+    ensureOidcClient(client: OidcClient, changes: OidcClientChanges, recorded?: () => Promise<void>): Promise<void>;
     undoOidcClient(client: OidcClient, changes: OidcClientChanges): Promise<void>;
-    ensureSamlProvider(app: SamlApp): Promise<SamlChanges>;
+    ensureSamlProvider(app: SamlApp, changes: SamlChanges, recorded?: () => Promise<void>): Promise<void>;
     undoSamlProvider(app: SamlApp, changes: SamlChanges): Promise<void>;
     /** The PEM certificate the SAML provider `objectName` signs with; null when it has none or does not exist. */
     samlCertificate(objectName: string): Promise<string | null>;

@@ -4,6 +4,7 @@
  * the app's token, which only the root-only site file holds; Gatehouse signs in to the app server side with the
  * shared account (an adapter of plugins/sso/autologin/) and gives the browser the app's session.
  */
+import { APP_PATH_RULE, isAppPath, pathOnOrigin } from '../../lib/app-urls.ts';
 import { readSite } from '../deploy/domain/nginx/site-model.ts';
 import { type LocationSpec, SERVICE_PATH_PREFIX, type SiteSpec } from '../deploy/domain/nginx/site-types.ts';
 import { loadAdapter } from './autologin/adapters.ts';
@@ -48,20 +49,28 @@ export async function signInServerSide(
         return { ok: false, reason: `there is no auto-login adapter ${name}` };
     }
 
-    return await adapter.signIn({
+    const loginPath = settings.login?.path;
+    if (loginPath && !isAppPath(loginPath)) {
+        return { ok: false, reason: `refused: the login path ${JSON.stringify(loginPath)} ${APP_PATH_RULE}` };
+    }
+
+    const outcome = await adapter.signIn({
         upstream,
         origin: settings.origin,
-        ...(settings.login?.path ? { loginPath: settings.login.path } : {}),
+        ...(loginPath ? { loginPath } : {}),
         username: settings.sharedUser ?? '',
         password: settings.sharedPassword ?? '',
         visitorHeaders,
         timeoutMs: SIGN_IN_TIMEOUT_MS,
     });
+    // The landing is where the visitor is sent: a path that leads anywhere but the app's origin goes to its start.
+    return outcome.ok ? { ...outcome, landing: pathOnOrigin(new URL(outcome.landing, settings.origin), settings.origin) ?? '/' } : outcome;
 }
 
 const autologin: SignInMethod = {
     title: 'Auto-login with one shared account',
     singleSignOn: true,
+    lastResort: true,
     needs: ['sharedUser', 'sharedPassword'],
     site: withAutologin,
     values: (settings) => ({
@@ -72,7 +81,7 @@ const autologin: SignInMethod = {
     }),
     check: async ({ settings, site }) => {
         const upstream = appUpstream(site);
-        const fix = "check the shared user and password (POST /api/apps/{name}/sso) and the login page's path (login.path)";
+        const fix = "check the shared user and password, and the path of the app's login page, on the app's Sign-in tab";
         if (!upstream) {
             return { ok: false, text: 'the site has no location that reaches the app', fix };
         }

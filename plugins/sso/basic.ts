@@ -34,7 +34,7 @@ const basic: SignInMethod = {
                 return {
                     ok: false,
                     text: `the app at ${upstream} did not accept the shared account ${settings.sharedUser} (${answered.error ?? `status ${answered.statusCode}`})`,
-                    fix: "check the shared user and password (POST /api/apps/{name}/sso), and that the app's Basic authentication knows them",
+                    fix: "check the shared user and password on the app's Sign-in tab, and that the app's Basic authentication knows them",
                 };
             }
         }

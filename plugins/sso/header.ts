@@ -29,7 +29,12 @@ const header: SignInMethod = {
     singleSignOn: true,
     needs: [],
     site: withHeaders,
-    values: () => ({ headers: Object.keys(HEADER_MAP).join(', '), trustedAddress: "the app network's gateway ({{GATEWAY}})" }),
+    values: (settings) => ({
+        headers: Object.keys(HEADER_MAP).join(', '),
+        trustedAddress: settings.gateway
+            ? `${settings.gateway} (the gateway of the app's network, where nginx's requests come from)`
+            : "the gateway of the app's network, known once the app is deployed",
+    }),
     check: async ({ site }) => {
         const passed = readSite(site).spec.forwardAuth?.identityHeaders ?? {};
         const missing = Object.entries(HEADER_MAP).filter(([name, answer]) => passed[name] !== answer);
@@ -38,7 +43,7 @@ const header: SignInMethod = {
             : {
                   ok: false,
                   text: `the site does not pass ${missing.map(([name]) => name).join(', ')} from the provider's answer`,
-                  fix: 'apply the method again (POST /api/apps/{name}/sso); a hand edit of the site may have removed them',
+                  fix: "apply the sign-in method again on the app's Sign-in tab; a hand edit of the site may have removed them",
               };
     },
 };

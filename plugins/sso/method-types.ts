@@ -3,7 +3,15 @@
  * `plugins/sso/` whose default export is a `SignInMethod`; the file's name is the method's name.
  */
 import type { HostConfig } from '../../lib/config.ts';
-import type { IdentityProvider, OidcEndpoints, SamlEndpoints } from '../idp/idp-types.ts';
+import type {
+    IdentityProvider,
+    OidcClient,
+    OidcClientChanges,
+    OidcEndpoints,
+    SamlApp,
+    SamlChanges,
+    SamlEndpoints,
+} from '../idp/idp-types.ts';
 import type { SiteSpec } from '../deploy/domain/nginx/site-types.ts';
 
 export type MethodNeed = 'adminUser' | 'samlAcs' | 'sharedUser' | 'sharedPassword';
@@ -14,6 +22,8 @@ export interface MethodSettings {
     domain: string;
     /** The app's URL as visitors reach it, with its port when not the default. */
     origin: string;
+    /** Where nginx's requests reach the deployed app from (its network's gateway); unknown before a deploy. */
+    gateway?: string;
     adminUser?: string;
     /** The admin account's e-mail at the identity provider, looked up when a run fills `{{ADMIN_EMAIL}}`. */
     adminEmail?: string;
@@ -60,18 +70,33 @@ export interface MethodProviderContext {
     log(text: string, level?: 'info' | 'warning'): void;
 }
 
-/** What a method made at the provider: recorded as the app's, and undone when the run fails. */
+/**
+ * What a method makes at the provider. The run registers `undo` before it calls `apply`, and `undo` puts back what
+ * `apply` changed, also when `apply` threw half-way; the run records `objectName` as the app's.
+ */
 export interface MethodProviderWork {
     objectName: string;
-    created: boolean;
+    /** `recorded` is awaited each time the work has learnt what it is about to change (as the adapter's ensure calls). */
+    apply(recorded?: () => Promise<void>): Promise<void>;
     /** Puts the provider back as it was; answers what it did, in words. */
     undo(): Promise<string>;
+    /** What the undo needs, kept current by apply: the run journals it, so that a killed run is put back from it. */
+    journal?: MethodWorkJournal;
 }
+
+/** A sign-in method's objects at the identity provider, as the run's journal keeps them (never with a secret). */
+export type MethodWorkJournal =
+    { kind: 'oidc'; client: OidcClient; changes: OidcClientChanges } | { kind: 'saml'; app: SamlApp; changes: SamlChanges };
 
 export interface SignInMethod {
     title: string;
     /** Whether the visitor is known inside the app through the identity provider (own login is not). */
     singleSignOn: boolean;
+    /**
+     * The last resort (auto-login's one shared account for everyone): offered among the first choices only when no
+     * other single sign-on method is known for the app.
+     */
+    lastResort?: boolean;
     /** Draft fields the method cannot work without. */
     needs: MethodNeed[];
     /** The method works only with a recipe for it: the recipe holds the app's own setting (turning its login off). */
@@ -80,8 +105,8 @@ export interface SignInMethod {
     site?(spec: SiteSpec, settings: MethodSettings): SiteSpec;
     /** Variables the method keeps in the app's secrets file, made when the app has none yet (a client's id and secret). */
     secrets?(existing: Record<string, string>): Record<string, string>;
-    /** Makes or updates the method's objects at the identity provider, in the run, after forward auth's. */
-    atProvider?(context: MethodProviderContext): Promise<MethodProviderWork>;
+    /** The making or updating of the method's objects at the identity provider, in the run, after forward auth's. */
+    atProvider?(context: MethodProviderContext): MethodProviderWork;
     /** The values shown on the app (`identity.values`); a secret only when `settings` carries it opened. */
     values(settings: MethodSettings): Record<string, string>;
     /** Checking the sign-in for this method, after the forward-auth check. */

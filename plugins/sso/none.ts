@@ -5,6 +5,7 @@
  */
 import { DomUtils, parseDocument } from 'htmlparser2';
 
+import { maybeOnOrigin, OffOriginError, onOrigin } from '../../lib/app-urls.ts';
 import { checkHttp } from '../deploy/domain/host/http-check.ts';
 import { findLoginForm } from './autologin/form.ts';
 import { appUpstream } from './autologin.ts';
@@ -30,20 +31,37 @@ function hasPasswordField(html: string): boolean {
     return findLoginForm(html) !== undefined || DomUtils.findOne(isPassword, parseDocument(html).children) !== null;
 }
 
-/** Follows the app's own redirects (on its host) from `/` to the page it shows a visitor. */
+/** The next page of a redirect, when it stays on the app: its public origin, or the domain as the check asks it. */
+function nextPage(location: string, current: URL, settings: MethodSettings, upstream: string): URL {
+    const asked = `http://${settings.domain}`;
+    const seen = new URL(`${current.pathname}${current.search}`, asked);
+    const target = maybeOnOrigin(location, seen, asked) ?? maybeOnOrigin(location, seen, settings.origin);
+    if (!target) {
+        throw new OffOriginError(location, settings.origin);
+    }
+
+    return onOrigin(`${target.pathname}${target.search}`, upstream);
+}
+
+/** Follows the app's own redirects (on its origin) from `/` to the page it shows a visitor. */
 async function pageOf(
     upstream: string,
-    domain: string,
+    settings: MethodSettings,
 ): Promise<{ path: string; status: number | null; body: string; error: string | null }> {
-    let url = new URL('/', upstream);
+    let url = onOrigin('/', upstream);
     for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
-        const answer = await checkHttp({ url, host: domain, readBody: PAGE_BYTES, headers: { accept: 'text/html' } });
-        const next = answer.location ? new URL(answer.location, url) : undefined;
-        if (!answer.statusCode || answer.statusCode < 300 || answer.statusCode >= 400 || !next) {
-            return { path: url.pathname + url.search, status: answer.statusCode, body: answer.body ?? '', error: answer.error };
+        const answer = await checkHttp({ url, host: settings.domain, readBody: PAGE_BYTES, headers: { accept: 'text/html' } });
+        const path = `${url.pathname}${url.search}`;
+        if (!answer.statusCode || answer.statusCode < 300 || answer.statusCode >= 400 || !answer.location) {
+            return { path, status: answer.statusCode, body: answer.body ?? '', error: answer.error };
         }
 
-        url = new URL(next.pathname + next.search, upstream);
+        try {
+            url = nextPage(answer.location, url, settings, upstream);
+        } catch (error) {
+            if (!(error instanceof OffOriginError)) throw error;
+            return { path, status: null, body: '', error: `a redirect that was refused: ${error.message}` };
+        }
     }
 
     return { path: url.pathname, status: null, body: '', error: `more than ${MAX_REDIRECTS} redirects` };
@@ -56,7 +74,7 @@ async function check({ settings, site }: MethodCheckContext): Promise<MethodChec
         return { ok: false, text: 'the site proxies to no app', fix };
     }
 
-    const page = await pageOf(upstream, settings.domain);
+    const page = await pageOf(upstream, settings);
     if (page.status === null || page.status >= 400) {
         return { ok: false, text: `the app answered ${page.path} with ${page.error ?? `status ${page.status}`}`, fix };
     }

@@ -5,7 +5,7 @@
  */
 import Crypto from 'node:crypto';
 
-import type { OidcClient } from '../idp/idp-types.ts';
+import { noProviderChanges, type OidcClient, type OidcClientChanges } from '../idp/idp-types.ts';
 import { providerWork } from './provider-work.ts';
 import type { MethodCheck, MethodSettings, SignInMethod } from './method-types.ts';
 
@@ -75,15 +75,19 @@ const oidc: SignInMethod = {
         [CLIENT_ID_VARIABLE]: existing[CLIENT_ID_VARIABLE] || Crypto.randomBytes(20).toString('hex'),
         [CLIENT_SECRET_VARIABLE]: existing[CLIENT_SECRET_VARIABLE] || Crypto.randomBytes(32).toString('hex'),
     }),
-    atProvider: async ({ provider, settings, access, log }) => {
+    atProvider: ({ provider, settings, access, log }) => {
         const client = clientOf(settings, access);
-        const changes = await provider.ensureOidcClient(client);
-        const claim = client.adminClaimFor ? `, svc_groups = [admin] for ${client.adminClaimFor} and [user] for everyone else` : '';
-        log(
-            `Sign-in: OpenID provider ${client.objectName} ${changes.providerCreated ? 'made' : 'updated'} ` +
-                `(redirect URIs ${client.redirectPattern}, scopes openid, email, profile${claim}), application ${client.objectName}`,
-        );
-        return providerWork(client.objectName, changes.providerCreated, () => provider.undoOidcClient(client, changes));
+        const apply = async (changes: OidcClientChanges, recorded?: () => Promise<void>) => {
+            await provider.ensureOidcClient(client, changes, recorded);
+            const claim = client.adminClaimFor ? `, svc_groups = [admin] for ${client.adminClaimFor} and [user] for everyone else` : '';
+            log(
+                `Sign-in: OpenID provider ${client.objectName} ${changes.providerCreated ? 'made' : 'updated'} ` +
+                    `(redirect URIs ${client.redirectPattern}, scopes openid, email, profile${claim}), application ${client.objectName}`,
+            );
+        };
+        const changes = noProviderChanges();
+        const undo = (done: OidcClientChanges) => provider.undoOidcClient(client, done);
+        return providerWork(client.objectName, changes, apply, undo, { kind: 'oidc', client, changes });
     },
     values: (settings) => {
         const oidc = settings.oidc;

@@ -3,12 +3,14 @@
  * `{{URL}}`, `{{FQDN}}`, `{{IDP_URL}}`, `{{ADMIN_USER}}` and, with OpenID Connect, `{{OIDC_ISSUER}}`,
  * `{{OIDC_CONFIG_URL}}`, `{{OIDC_LOGOUT_URL}}`, `{{OIDC_CLIENT_ID}}`, `{{OIDC_CLIENT_SECRET}}`. The client secret is
  * never written into the compose file: its placeholder becomes `${OIDC_CLIENT_SECRET}`, which Compose reads from the
- * app's secrets file.
+ * app's secrets file. Values are filled as values (lib/placeholder-fill.ts): in the compose file's values only, each
+ * one YAML scalar; in a recipe's commands as environment variables.
  */
+import { PLACEHOLDER } from '../../lib/placeholder-fill.ts';
 import type { MethodSettings } from './method-types.ts';
 import { CLIENT_SECRET_VARIABLE } from './oidc.ts';
 
-const PLACEHOLDER = /\{\{([A-Z][A-Z0-9_]*)\}\}/g;
+export { fillCommandPlaceholders, fillYamlPlaceholders } from '../../lib/placeholder-fill.ts';
 
 /** Every placeholder a compose file or a recipe may hold (the seed's list); any other name is a mistake. */
 export const PLACEHOLDER_NAMES = [
@@ -48,21 +50,6 @@ export function placeholderValues(settings: MethodSettings): Record<string, stri
               }
             : {}),
     };
-}
-
-/** The text with every known placeholder filled; the names of those it could not fill. */
-export function fillPlaceholders(text: string, values: Record<string, string>): { text: string; unfilled: string[] } {
-    const unfilled = new Set<string>();
-    const filled = text.replace(PLACEHOLDER, (whole, name: string) => {
-        const value = values[name];
-        if (value === undefined) {
-            unfilled.add(name);
-            return whole;
-        }
-
-        return value;
-    });
-    return { text: filled, unfilled: [...unfilled].sort() };
 }
 
 /** The secret placeholders with the secrets themselves, for a command run once in the container (never for a file). */

@@ -1,12 +1,15 @@
 /**
  * SAML 2.0: a SAML provider `dp-<app>-saml` at the identity provider (signed assertions and responses, the username
  * as NameID, answers posted to the app's ACS), its application bound to the app's groups. The identity provider's
- * answer reaches the ACS by a cross-site POST, which carries no forward-auth cookie, so the ACS path is served
- * without the forward-auth check; the app checks the assertion's signature itself.
+ * answer reaches the ACS by a cross-site POST, which carries no forward-auth cookie, so the ACS path alone (an exact
+ * match) is served without the forward-auth check; the app checks the assertion's signature itself.
  */
+import { APP_PATH_RULE, maybeOnOrigin, onOrigin } from '../../lib/app-urls.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { readSite } from '../deploy/domain/nginx/site-model.ts';
 import type { LocationSpec, SiteSpec } from '../deploy/domain/nginx/site-types.ts';
-import type { SamlApp } from '../idp/idp-types.ts';
+import { checkAcsPath } from '../deploy/domain/nginx/site-values.ts';
+import { noProviderChanges, type SamlApp, type SamlChanges } from '../idp/idp-types.ts';
 import { providerWork } from './provider-work.ts';
 import type { MethodCheck, MethodProviderContext, MethodSettings, SignInMethod } from './method-types.ts';
 
@@ -17,7 +20,26 @@ export function samlObjectName(app: string): string {
     return `dp-${app}-saml`;
 }
 
-/** The ACS location: the app's own upstream, open to anyone (the assertion is the credential). */
+/**
+ * The ACS must open that one path alone: never `/`, nor a path where the site mounts another part of the app (`/api`
+ * beside a location `/api/`). Checked again here, where the site is made, whatever let the value in.
+ */
+function assertAcsAlone(acs: string, others: LocationSpec[]): void {
+    const problem = checkAcsPath(acs);
+    if (problem) {
+        throw new ValidationError(`samlAcs: ${problem}`);
+    }
+
+    const opened = others.find((location) => location.path.startsWith(acs));
+    if (opened) {
+        throw new ValidationError(`samlAcs: ${acs} would open the site's location ${opened.path} without forward auth`);
+    }
+}
+
+/**
+ * The ACS location: that path alone (an exact match), open to anyone (the assertion is the credential), passed to
+ * the app's own upstream as that path, so that the app gets the URI nginx matched and not a spelling of it.
+ */
 function withOpenAcs(spec: SiteSpec, settings: MethodSettings): SiteSpec {
     const acs = settings.samlAcs;
     const upstream = (spec.locations.find((location) => location.path === '/') ?? spec.locations[0])?.proxyPass;
@@ -25,8 +47,15 @@ function withOpenAcs(spec: SiteSpec, settings: MethodSettings): SiteSpec {
         return spec;
     }
 
-    const location: LocationSpec = { path: acs, proxyPass: upstream, auth: false };
-    return { ...spec, locations: [...spec.locations.filter((candidate) => candidate.path !== acs), location] };
+    const others = spec.locations.filter((candidate) => !(candidate.exact && candidate.path === acs));
+    assertAcsAlone(acs, others);
+    const location: LocationSpec = { path: acs, exact: true, proxyPass: `${upstream.replace(/\/+$/, '')}${acs}` };
+    return { ...spec, locations: [...others, location] };
+}
+
+/** Where the provider posts its answers: the ACS path on the app's origin; an OffOriginError when it leads elsewhere. */
+function acsUrlOf(settings: MethodSettings): string {
+    return settings.samlAcs ? onOrigin(settings.samlAcs, settings.origin).href : settings.origin;
 }
 
 function samlAppOf(settings: MethodSettings, access: MethodProviderContext['access']): SamlApp {
@@ -34,7 +63,7 @@ function samlAppOf(settings: MethodSettings, access: MethodProviderContext['acce
         objectName: samlObjectName(settings.app),
         title: `${access.title} (SAML)`,
         launchUrl: `${settings.origin}/`,
-        acsUrl: `${settings.origin}${settings.samlAcs ?? ''}`,
+        acsUrl: acsUrlOf(settings),
         audience: settings.samlAudience ?? '',
         authorizationFlow: access.authorizationFlow,
         invalidationFlow: access.invalidationFlow,
@@ -51,9 +80,9 @@ async function checkMetadata(settings: MethodSettings, site: string): Promise<Me
         return { ok: false, text: 'no identity provider is connected, so there is no SAML provider', fix: 'connect one at /api/admin/idp' };
     }
 
-    const acs = readSite(site).spec.locations.find((location) => location.path === settings.samlAcs);
+    const acs = readSite(site).spec.locations.find((location) => location.path === settings.samlAcs && location.exact);
     if (!acs || acs.auth) {
-        return { ok: false, text: `the site does not serve ${settings.samlAcs} without forward auth`, fix: 'apply the method again' };
+        return { ok: false, text: `the site does not serve ${settings.samlAcs} alone without forward auth`, fix: 'apply the method again' };
     }
 
     try {
@@ -75,14 +104,18 @@ const saml: SignInMethod = {
     singleSignOn: true,
     needs: ['samlAcs'],
     site: withOpenAcs,
-    atProvider: async ({ provider, settings, access, log }) => {
+    atProvider: ({ provider, settings, access, log }) => {
         const app = samlAppOf(settings, access);
-        const changes = await provider.ensureSamlProvider(app);
-        log(
-            `Sign-in: SAML provider ${app.objectName} ${changes.providerCreated ? 'made' : 'updated'} (answers posted to ${app.acsUrl}, ` +
-                `signed, username as NameID), application ${app.objectName}; ${settings.samlAcs} is served without forward auth`,
-        );
-        return providerWork(app.objectName, changes.providerCreated, () => provider.undoSamlProvider(app, changes));
+        const apply = async (changes: SamlChanges, recorded?: () => Promise<void>) => {
+            await provider.ensureSamlProvider(app, changes, recorded);
+            log(
+                `Sign-in: SAML provider ${app.objectName} ${changes.providerCreated ? 'made' : 'updated'} (answers posted to ${app.acsUrl}, ` +
+                    `signed, username as NameID), application ${app.objectName}; ${settings.samlAcs} is served without forward auth`,
+            );
+        };
+        const changes = noProviderChanges();
+        const undo = (done: SamlChanges) => provider.undoSamlProvider(app, done);
+        return providerWork(app.objectName, changes, apply, undo, { kind: 'saml', app, changes });
     },
     values: (settings) => {
         const endpoints = settings.saml?.endpoints;
@@ -96,7 +129,7 @@ const saml: SignInMethod = {
             ssoPostUrl: endpoints.ssoPostUrl,
             sloUrl: endpoints.sloRedirectUrl,
             metadataUrl: endpoints.metadataUrl,
-            acsUrl: `${settings.origin}${settings.samlAcs ?? ''}`,
+            acsUrl: maybeOnOrigin(settings.samlAcs ?? '/', settings.origin) ? acsUrlOf(settings) : `refused: samlAcs ${APP_PATH_RULE}`,
             ...(settings.saml?.certificate ? { certificate: settings.saml.certificate } : {}),
         };
     },

@@ -27,14 +27,54 @@ export interface TestDatabase {
 
 /** A TCP port on 127.0.0.1 that nothing listens on right now. */
 export async function freePort(): Promise<number> {
-    return await new Promise((resolve, reject) => {
-        const probe = Net.createServer();
-        probe.once('error', reject);
-        probe.listen(0, '127.0.0.1', () => {
-            const { port } = probe.address() as Net.AddressInfo;
-            probe.close(() => resolve(port));
+    const [port] = await freePorts(1);
+    return port as number;
+}
+
+/** Several ports free at once: each is held until all are found, so no two are the same. */
+export async function freePorts(count: number): Promise<number[]> {
+    const probes = await Promise.all(
+        Array.from(
+            { length: count },
+            async () =>
+                await new Promise<Net.Server>((resolve, reject) => {
+                    const probe = Net.createServer();
+                    probe.once('error', reject);
+                    probe.listen(0, '127.0.0.1', () => resolve(probe));
+                }),
+        ),
+    );
+    const ports = probes.map((probe) => (probe.address() as Net.AddressInfo).port);
+    await Promise.all(probes.map(async (probe) => await new Promise((resolve) => probe.close(resolve))));
+    return ports;
+}
+
+/** Whether every port of the block can be bound on 127.0.0.1 now. */
+async function blockFree(base: number, count: number): Promise<boolean> {
+    for (let port = base; port < base + count; port += 1) {
+        const free = await new Promise<boolean>((resolve) => {
+            const probe = Net.createServer();
+            probe.once('error', () => resolve(false));
+            probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
         });
-    });
+        if (!free) return false;
+    }
+
+    return true;
+}
+
+/**
+ * The first of a block of free ports for a test file's apps (APPS_FIRST_HOST_PORT, from which each app gets the
+ * next): below the kernel's ephemeral range (32768 and up), which the connections and port-0 listeners of the files
+ * running beside it draw from, and so would take an app's port between its creation and its deploy.
+ */
+export async function appHostPorts(count = 40): Promise<number> {
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+        const base = 20_000 + Crypto.randomInt(0, 12_000 - count);
+        if (await blockFree(base, count)) return base;
+    }
+
+    throw new Error(`no block of ${count} free ports between 20000 and 32000`);
 }
 
 export function temporaryDirectory(prefix = 'gatehouse-test-'): string {
@@ -98,6 +138,12 @@ export async function createTestServer(
         DATABASE_URL: database.databaseUrl,
         PUBLIC_URL: 'http://127.0.0.1:3000/',
         LOG_LEVEL: 'silent',
+        // Every deploy waits this long after its containers are ready, to see them stay up; a short wait keeps the
+        // suite's many deploys quick, and the readiness tests set their own.
+        DEPLOY_SETTLE_SECONDS: '2',
+        // Docker Hub is not reachable from the tests (an app's page reads its image's documentation): a closed port.
+        HUB_URL: 'http://127.0.0.1:9',
+        HUB_REGISTRY_URL: 'http://127.0.0.1:9',
         ...environment,
     });
     const server = await createServer(config, { knex: database.knex, logging: process.env.TEST_LOGGING === '1' });

@@ -73,4 +73,15 @@ describe('configuration from the environment', () => {
         expect(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/33' })).to.throw(ConfigError, /TRUSTED_PROXIES.*10\.0\.0\.0\/33/);
         expect(() => loadConfig({ LOGIN_MAX_FAILURES: '0' })).to.throw(ConfigError, /LOGIN_MAX_FAILURES/);
     });
+
+    it('reads where image look-ups may go (external unless set), and stops at a list it cannot read', () => {
+        expect(loadConfig({}).host.hubAllowedHostList).to.equal('external');
+        expect(loadConfig({ HUB_ALLOWED_HOST_LIST: 'external,10.0.0.0/8' }).host.hubAllowedHostList).to.equal('external,10.0.0.0/8');
+        for (const list of ['10.0.0.0/33', 'external;loopback']) {
+            expect(() => loadConfig({ HUB_ALLOWED_HOST_LIST: list }), list).to.throw(
+                ConfigError,
+                /HUB_ALLOWED_HOST_LIST: a comma-separated list/,
+            );
+        }
+    });
 });

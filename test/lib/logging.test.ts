@@ -2,12 +2,14 @@
  * A failed statement is logged without the values bound to it, and bounded: the server as `npm start` runs it, on a
  * database that lost a table, and the error serializer on the errors both drivers throw.
  */
+import Net from 'node:net';
 import { Writable } from 'node:stream';
 
 import Code from '@hapi/code';
 import Hapi from '@hapi/hapi';
 import * as Lab from '@hapi/lab';
 
+import { registerErrorShapes } from '../../lib/errors.ts';
 import { loggableError, loggableMessage, loggingPlugin, MAX_LOGGED_MESSAGE } from '../../lib/logging.ts';
 import {
     createTestServer,
@@ -125,7 +127,7 @@ describe('logging: database errors', { timeout: 120_000 }, () => {
 
 const SECRET = 'f00dfeed-secret-4e1b';
 
-/** A server logging as server.ts registers it, its lines kept in memory. */
+/** A server logging as server.ts registers it, its lines kept in memory; on a loopback port once started. */
 async function loggingServer(): Promise<{ server: Hapi.Server; lines: () => string[] }> {
     const written: string[] = [];
     const stream = new Writable({
@@ -134,12 +136,20 @@ async function loggingServer(): Promise<{ server: Hapi.Server; lines: () => stri
             callback();
         },
     });
-    const server = Hapi.server();
+    const server = Hapi.server({ host: '127.0.0.1', port: 0 });
     const logging = loggingPlugin('info');
     // hapi-pino's types ask for process.stdout's type; pino writes to any writable stream.
     const options = { ...logging.options, stream: stream as unknown as NodeJS.WriteStream };
     await server.register({ plugin: logging.plugin, options });
+    registerErrorShapes(server, 'http://127.0.0.1/api/swagger');
     server.route({ method: 'GET', path: '/{path*}', handler: () => 'ok' });
+    server.route({
+        method: 'POST',
+        path: '/fails',
+        handler: () => {
+            throw new Error('the handler failed');
+        },
+    });
     await server.initialize();
     return { server, lines: () => written.join('').split('\n').filter(Boolean) };
 }
@@ -180,5 +190,66 @@ describe('logging: secrets', () => {
         expect(logged).to.include('text/html');
         expect(logged.match(/\[Redacted\]/g)).to.have.length(5);
         expect(data.token).to.equal(SECRET);
+    });
+});
+
+/** The log lines as text, with any Buffer a line holds (JSON's `{type: 'Buffer', data: [...]}`) spelled out. */
+function readableLog(lines: string[]): string {
+    const decoded = (_key: string, value: unknown) => {
+        const buffer = value as { type?: unknown; data?: unknown };
+        return buffer?.type === 'Buffer' && Array.isArray(buffer.data) ? Buffer.from(buffer.data as number[]).toString('latin1') : value;
+    };
+    return lines.map((line) => JSON.stringify(JSON.parse(line, decoded))).join('\n');
+}
+
+/** Writes the bytes to the server on a new connection and resolves with what came back once the connection closes. */
+async function sendRaw(port: number, request: string): Promise<string> {
+    return await new Promise((resolve) => {
+        let answer = '';
+        const socket = Net.connect(port, '127.0.0.1', () => socket.end(request));
+        socket.on('data', (chunk: Buffer) => {
+            answer += chunk.toString();
+        });
+        // The server may close before it read everything: a reset is the expected end here.
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(answer));
+    });
+}
+
+describe('logging: requests that fail to parse', () => {
+    it('logs an oversized or malformed request by its size and error code only, never its headers', async () => {
+        const { server, lines } = await loggingServer();
+        await server.start();
+        try {
+            const port = server.info.port as number;
+            const head = `GET /api/apps HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: dp_session=${SECRET}\r\nAuthorization: token ${SECRET}\r\n`;
+            const oversized = `${head}X-Padding: ${'a'.repeat(20 * 1024)}\r\n\r\n`;
+            const malformed = `${head}Bad Header\u0001: x\r\n\r\n`;
+            for (const request of [oversized, malformed]) {
+                expect(await sendRaw(port, request)).to.startWith('HTTP/1.1 400');
+            }
+
+            const logged = await waitUntil('both client errors are logged', () => {
+                const found = lines().filter((line) => line.includes('HPE_'));
+                return found.length >= 2 && found;
+            });
+            // The other paths a request takes to the log: its line, a handler's failure, a payload that does not parse.
+            const headers = { cookie: `dp_session=${SECRET}`, authorization: `token ${SECRET}`, 'content-type': 'application/json' };
+            const base = `http://127.0.0.1:${port}`;
+            expect((await fetch(`${base}/api/apps`, { headers })).status).to.equal(200);
+            expect((await fetch(`${base}/fails`, { method: 'POST', headers, body: '{}' })).status).to.equal(500);
+            expect((await fetch(`${base}/fails`, { method: 'POST', headers, body: `{"${SECRET}` })).status).to.equal(400);
+            await waitUntil('the requests are logged', () => lines().filter((line) => line.includes('"statusCode"')).length >= 3);
+
+            expect(readableLog(lines())).to.not.include(SECRET);
+            const errors = logged.map((line) => (JSON.parse(line) as { err: Record<string, unknown> }).err);
+            expect(errors.map((error) => error.code)).to.equal(['HPE_HEADER_OVERFLOW', 'HPE_INVALID_HEADER_TOKEN']);
+            for (const error of errors) {
+                expect(Object.keys(error).sort()).to.equal(['bytes', 'code', 'type']);
+                expect(error.bytes).to.be.a.number();
+            }
+        } finally {
+            await server.stop();
+        }
     });
 });

@@ -1,7 +1,8 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { addressNetwork, FailureThrottle, type ThrottleLimits, TooManyAttemptsError } from '../../lib/throttle.ts';
+import { addressNetwork, FailureThrottle, SharedFailures, type ThrottleLimits, TooManyAttemptsError } from '../../lib/throttle.ts';
+import { createTestServer } from '../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;
@@ -174,5 +175,58 @@ describe('failure throttle', () => {
         clock.now += 60_000;
         throttle.begin('a', '192.0.2.1').end();
         expect(throttle.trackedKeys).to.equal(0);
+    });
+});
+
+describe('FailureThrottle shared through the database', () => {
+    /** Throttles on one fresh database and one clock, as processes of several instances would be. */
+    async function onOneDatabase(run: (scene: { shared: (scope?: string) => FailureThrottle; clock: { now: number } }) => Promise<void>) {
+        const test = await createTestServer();
+        try {
+            const clock = { now: 5_000_000 };
+            await run({
+                clock,
+                shared: (scope = 'test') => new FailureThrottle(LIMITS, () => clock.now, new SharedFailures(test.database.knex, scope)),
+            });
+        } finally {
+            await test.cleanup();
+        }
+    }
+
+    it('counts the failures of every throttle on one database, and remembers them across a restart', async () => {
+        await onOneDatabase(async ({ shared, clock }) => {
+            const [one, two] = [shared(), shared()];
+            const wrong = async (throttle: FailureThrottle) =>
+                await throttle.guard('bo@example.com', '198.51.100.8', () => Promise.resolve(false));
+            for (let attempt = 0; attempt < 5; attempt += 1) {
+                await wrong(attempt % 2 === 0 ? one : two);
+            }
+
+            await expect(wrong(two)).to.reject(TooManyAttemptsError);
+            await expect(wrong(shared())).to.reject(TooManyAttemptsError);
+            // Another scope (the other service) counts its own.
+            expect(await wrong(shared('other'))).to.be.false();
+
+            // Past the window, the failures are forgotten everywhere.
+            clock.now += LIMITS.windowSeconds * 1000 + 1;
+            expect(await wrong(one)).to.be.false();
+        });
+    });
+
+    it("shares the owner's address: after a sign-in through one, others' failures do not keep the owner out of another", async () => {
+        await onOneDatabase(async ({ shared }) => {
+            const [one, two] = [shared(), shared()];
+            expect(await one.guard('cy@example.com', '192.0.2.50', () => Promise.resolve(true))).to.be.true();
+            // Someone else spends the account's and the address's failures from elsewhere.
+            for (let attempt = 0; attempt < LIMITS.maxFailuresPerAccount + 2; attempt += 1) {
+                await one.guard('cy@example.com', `203.0.113.${attempt}`, () => Promise.resolve(false)).catch(() => false);
+            }
+
+            const priorities: string[] = [];
+            expect(
+                await two.guard('cy@example.com', '192.0.2.50', (priority) => Promise.resolve(priorities.push(priority) > 0)),
+            ).to.be.true();
+            expect(priorities).to.equal(['high']);
+        });
     });
 });

@@ -1,3 +1,4 @@
+// needs: chromium
 import Fs from 'node:fs';
 import Path from 'node:path';
 

@@ -1,3 +1,4 @@
+// needs: docker
 import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -6,9 +7,8 @@ import Https from 'node:https';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { freePort, temporaryDirectory } from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { parseExports, runServicesScript } from '../support/services.ts';
+import { parseExports, runServicesScript, servicesEnvironment } from '../support/services.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;
@@ -28,16 +28,8 @@ describe('scripts/services.sh', () => {
         'starts the Docker engine, an nginx of its own, pebble and a registry on loopback, and stops them again',
         { timeout: 300_000 },
         async () => {
-            const state = temporaryDirectory('gatehouse-services-');
-            const environment = {
-                GATEHOUSE_SERVICES_DIR: state,
-                NGINX_HTTP_PORT: String(await freePort()),
-                NGINX_HTTPS_PORT: String(await freePort()),
-                PEBBLE_PORT: String(await freePort()),
-                PEBBLE_MANAGEMENT_PORT: String(await freePort()),
-                PEBBLE_DNS_PORT: String(await freePort()),
-                REGISTRY_PORT: String(await freePort()),
-            };
+            const environment = await servicesEnvironment();
+            const state = environment.GATEHOUSE_SERVICES_DIR;
             try {
                 const up = runServicesScript('up', environment);
                 expect(up.status, up.stderr).to.equal(0);

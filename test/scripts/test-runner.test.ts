@@ -1,8 +1,11 @@
 import { spawnSync } from 'node:child_process';
+import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
+
+import { temporaryDirectory } from '../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;
@@ -10,11 +13,22 @@ const { expect } = Code;
 
 const ROOT_DIR = Path.resolve(import.meta.dirname, '..', '..');
 const FIXTURE = Path.join('test', 'fixtures', 'runner', 'passing-and-skipped.ts');
+const ESCAPING = Path.join('test', 'fixtures', 'runner', 'escaping-failures.ts');
+const PARALLEL = ['first', 'second', 'docker-one', 'docker-two'].map((name) =>
+    Path.join('test', 'fixtures', 'runner', 'parallel', `${name}.ts`),
+);
 
 /** The environment without what would change the runner's behaviour: CI, and options npm passed on. */
 function environment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-    const { CI: _ci, npm_config_grep: _grep, npm_config_timeout: _timeout, ...rest } = process.env;
-    return { ...rest, ...extra };
+    const {
+        CI: _ci,
+        npm_config_grep: _grep,
+        npm_config_timeout: _timeout,
+        GATEHOUSE_TEST_JOBS: _jobs,
+        GATEHOUSE_TEST_DOCKER_JOBS: _dockerJobs,
+        ...rest
+    } = process.env;
+    return { ...rest, GATEHOUSE_TEST_PREPARE: '0', ...extra };
 }
 
 function run(command: string, args: string[], extra: Record<string, string> = {}) {
@@ -43,6 +57,18 @@ describe('scripts/test.ts', () => {
         expect(runner([FIXTURE], { CI: 'false' }).status).to.equal(0);
     });
 
+    it('names every file as it runs, and each failure with its file and title, even one that threw no Error', () => {
+        const result = runner([ESCAPING, FIXTURE]);
+        expect(result.output).to.contain(`▶ ${ESCAPING}`);
+        expect(result.output).to.contain(`▶ ${FIXTURE}`);
+        expect(result.output).to.not.contain('TypeError');
+        expect(result.output).to.contain(`  - ${ESCAPING}: a hook that throws no Error needs the hook`);
+        expect(result.output).to.contain(`  - ${ESCAPING}: a test that rejects with an object rejects plainly`);
+        expect(result.output).to.contain('the test failed without a stack');
+        expect(result.closing, result.output).to.equal('Tests: 2 passed, 3 failed, 1 skipped');
+        expect(result.status).to.equal(1);
+    });
+
     it('runs only the tests whose title contains the --grep text, brackets and all', () => {
         const result = runner(['--grep', '(one)', FIXTURE], { CI: 'true' });
         expect(result.closing, result.output).to.equal('Tests: 1 passed, 0 failed, 0 skipped');
@@ -66,5 +92,40 @@ describe('scripts/test.ts', () => {
         const result = runner(['test/no-such-file.test.ts']);
         expect(result.status).to.equal(1);
         expect(result.output).to.contain('no such test file or folder: test/no-such-file.test.ts');
+    });
+
+    it('runs files at once in processes of their own, and no more files that need Docker than allowed', () => {
+        const marks = temporaryDirectory('gatehouse-runner-');
+        try {
+            const result = runner(['--jobs', '3', ...PARALLEL], { GATEHOUSE_RUNNER_FIXTURE_DIR: marks, GATEHOUSE_TEST_DOCKER_JOBS: '1' });
+            expect(result.output).to.contain('Running 4 files, up to 3 at once (of the 2 that need Docker, up to 1).');
+            expect(result.closing, result.output).to.equal('Tests: 4 passed, 0 failed, 0 skipped');
+            expect(result.status).to.equal(0);
+        } finally {
+            Fs.rmSync(marks, { recursive: true, force: true });
+        }
+    });
+
+    it('leaves out of --fast the files that need Docker or a browser, and points Docker nowhere', () => {
+        const marks = temporaryDirectory('gatehouse-runner-');
+        try {
+            const result = runner(['--fast', '--jobs', '3', FIXTURE, ...PARALLEL], { GATEHOUSE_RUNNER_FIXTURE_DIR: marks });
+            expect(result.output).to.contain('Running 3 files, up to');
+            expect(result.output).to.not.contain('docker-one');
+            expect(result.closing, result.output).to.equal('Tests: 3 passed, 0 failed, 1 skipped');
+        } finally {
+            Fs.rmSync(marks, { recursive: true, force: true });
+        }
+    });
+
+    it('runs a file that needs to be alone with nothing beside it', () => {
+        const marks = temporaryDirectory('gatehouse-runner-');
+        try {
+            const alone = Path.join('test', 'fixtures', 'runner', 'parallel', 'alone.ts');
+            const result = runner(['--jobs', '3', alone, ...PARALLEL.slice(0, 2)], { GATEHOUSE_RUNNER_FIXTURE_DIR: marks });
+            expect(result.closing, result.output).to.equal('Tests: 3 passed, 0 failed, 0 skipped');
+        } finally {
+            Fs.rmSync(marks, { recursive: true, force: true });
+        }
     });
 });

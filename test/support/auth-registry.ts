@@ -11,6 +11,7 @@ import Path from 'node:path';
 
 import { freePort, temporaryDirectory } from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
+import { ensureDebianPackage } from './debian-packages.ts';
 
 export interface AuthRegistry {
     /** 127.0.0.1:<port>, as REGISTRY_URL takes it. */
@@ -35,13 +36,7 @@ function run(command: string, args: string[], input?: string): string {
 }
 
 function ensureHtpasswd(): void {
-    if (spawnSync('htpasswd', ['-h']).error) {
-        const install = ['install', '-y', '--no-install-recommends', 'apache2-utils'];
-        if (spawnSync('apt-get', install, { stdio: 'ignore' }).status !== 0) {
-            run('apt-get', ['update']);
-            run('apt-get', install);
-        }
-    }
+    ensureDebianPackage({ name: 'apache2-utils', file: '/usr/bin/htpasswd' }, 'the registry credential tests');
 }
 
 async function waitUntilAnswering(url: string, ca: string): Promise<void> {

@@ -398,6 +398,38 @@ describe('authentik stand-in: admin API', () => {
         expect(standIn.requests[standIn.requests.length - 1]).to.equal({ method: 'GET', path: '/api/v3/core/users/me/', status: 0 });
         expect((await api.core.coreUsersMeRetrieve()).user.username).to.equal('akadmin');
     });
+
+    it('fails the Nth request matching a failure rule with its status, before the operation changes anything', async () => {
+        const outpost = await embeddedOutpost(api);
+        const before = outpost.providers as number[];
+        const provider = await createProxyProvider(api, 'dp-refused', 'https://refused.apps.test');
+        const patch = () =>
+            api.outposts.outpostsInstancesPartialUpdateRaw({
+                uuid: String(outpost.pk),
+                patchedOutpostRequest: { providers: [...before, Number(provider.pk)] },
+            });
+        standIn.failures.add({ method: 'PATCH', path: /^\/outposts\/instances\//, nth: 2, status: 503 });
+        // A GET of the same path and a PATCH of another path are not counted.
+        await api.outposts.outpostsInstancesRetrieveRaw({ uuid: String(outpost.pk) });
+        await api.providers.providersProxyPartialUpdateRaw({
+            id: Number(provider.pk),
+            patchedProxyProviderRequest: { mode: ProxyMode.ForwardSingle, externalHost: 'https://refused.apps.test' },
+        });
+        await api.outposts.outpostsInstancesPartialUpdateRaw({ uuid: String(outpost.pk), patchedOutpostRequest: { providers: before } });
+        const refused = await refusal(patch());
+        expect(refused.status).to.equal(503);
+        expect(refused.body.detail).to.contain('the test made the stand-in fail this request');
+        expect(standIn.failures.pending).to.equal(0);
+        expect((await embeddedOutpost(api)).providers).to.equal(before);
+        expect(standIn.requests[standIn.requests.length - 2]).to.include({ method: 'PATCH', status: 503 });
+
+        // Used up: the next matching request goes through.
+        await patch();
+        expect((await embeddedOutpost(api)).providers).to.equal([...before, Number(provider.pk)]);
+        await api.providers.providersProxyDestroyRaw({ id: Number(provider.pk) });
+        expect(() => standIn.failures.add({ nth: 0 })).to.throw(/whole number/);
+        expect(standIn.violations).to.equal([]);
+    });
 });
 
 describe('authentik stand-in: an older server version', () => {

@@ -3,7 +3,7 @@
  * that takes TSIG-signed dynamic updates, listening on a free port on 127.0.0.1 only, with its
  * configuration, zone and journal in a temporary directory. Under CI=true a failure to install or start fails.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import Crypto from 'node:crypto';
 import Dns from 'node:dns';
 import Fs from 'node:fs';
@@ -12,6 +12,7 @@ import Path from 'node:path';
 import type { TsigAlgorithm } from '../../plugins/deploy/domain/dns/wire/tsig.ts';
 import { freePort, temporaryDirectory } from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
+import { ensureDebianPackage } from './debian-packages.ts';
 
 export interface BindKey {
     name: string;
@@ -33,28 +34,11 @@ export interface RunningBind extends BindKey {
 const NAMED = '/usr/sbin/named';
 const ZONE = 'apps.test';
 const START_TIMEOUT_MS = 20_000;
-const APT_ENVIRONMENT = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 const KEY_BYTES: Record<TsigAlgorithm, number> = { 'hmac-sha256': 32, 'hmac-sha512': 64, 'hmac-sha1': 20 };
-
-function runQuietly(command: string, args: string[]): boolean {
-    return spawnSync(command, args, { env: APT_ENVIRONMENT, stdio: 'ignore', timeout: 600_000 }).status === 0;
-}
 
 /** True when named is there (installed now if it was missing and we are root). */
 export function ensureBind(): boolean {
-    if (!Fs.existsSync(NAMED) && process.getuid?.() === 0) {
-        const install = ['install', '-y', '--no-install-recommends', 'bind9'];
-        if (!runQuietly('apt-get', install)) {
-            runQuietly('apt-get', ['update']);
-            runQuietly('apt-get', install);
-        }
-        // The package may start its own named on port 53; the tests never use it.
-        runQuietly('service', ['named', 'stop']);
-    }
-    if (!Fs.existsSync(NAMED) && process.env.CI === 'true') {
-        throw new Error('BIND is not installed and could not be installed (apt-get install bind9); the DNS tests need it');
-    }
-    return Fs.existsSync(NAMED);
+    return ensureDebianPackage({ name: 'bind9', file: NAMED, services: ['named', 'bind9'] }, 'the DNS tests');
 }
 
 function newKey(algorithm: TsigAlgorithm): BindKey {
@@ -69,6 +53,8 @@ function namedConf(directory: string, port: number, keys: BindKey[]): string {
 options {
     directory "${directory}";
     pid-file "${Path.join(directory, 'named.pid')}";
+    // Not the shared /run/named/named.lock: several test files run a named of their own at once.
+    lock-file none;
     session-keyfile "${Path.join(directory, 'session.key')}";
     managed-keys-directory "${directory}";
     listen-on port ${port} { 127.0.0.1; };
@@ -148,8 +134,18 @@ export async function startBind(): Promise<RunningBind | undefined> {
     };
     named.stdout?.on('data', keepOutput);
     named.stderr?.on('data', keepOutput);
+    let stopping = false;
+    named.once('exit', (code, signal) => {
+        if (!stopping) {
+            // Said where the test's output shows it: a DNS step that fails later is explained here.
+            console.error(
+                `named on 127.0.0.1:${port} exited before the test stopped it (code ${code}, signal ${signal}):\n${output.slice(-3_000)}`,
+            );
+        }
+    });
 
     const stop = async () => {
+        stopping = true;
         await stopProcess(named);
         Fs.rmSync(directory, { recursive: true, force: true });
     };

@@ -7,6 +7,7 @@ import Fs from 'node:fs';
 import { type BrowserContext, chromium } from 'playwright-core';
 
 import { temporaryDirectory } from '../helpers/server.ts';
+import { ensureDebianPackage } from './debian-packages.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -17,7 +18,7 @@ export interface RunningChromium {
 }
 
 export async function launchChromium(options: { loopbackDomain?: string } = {}): Promise<RunningChromium> {
-    if (!Fs.existsSync(CHROMIUM)) {
+    if (!ensureDebianPackage({ name: 'chromium', file: CHROMIUM }, 'the browser tests')) {
         throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
     }
 

@@ -1,3 +1,4 @@
+// needs: docker
 import { type ChildProcess, spawn } from 'node:child_process';
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';

@@ -6,26 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 
-import { nginxBinary } from '../../plugins/deploy/domain/nginx/nginx-test.ts';
-
-const APT_ENVIRONMENT = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+import { nginxBinary } from '../../plugins/deploy/domain/host/nginx-binary.ts';
+import { ensureDebianPackage } from './debian-packages.ts';
 
 function runQuietly(command: string, args: string[]): boolean {
-    const result = spawnSync(command, args, { env: APT_ENVIRONMENT, stdio: 'ignore', timeout: 600_000 });
-    return result.status === 0;
-}
-
-function locateNginx(): string | undefined {
-    const binary = nginxBinary();
-    return Fs.existsSync(binary) ? binary : undefined;
-}
-
-function install(): void {
-    const command = ['install', '-y', '--no-install-recommends', 'nginx'];
-    if (!runQuietly('apt-get', command)) {
-        runQuietly('apt-get', ['update']);
-        runQuietly('apt-get', command);
-    }
+    return spawnSync(command, args, { stdio: 'ignore', timeout: 60_000 }).status === 0;
 }
 
 /** The package may start its service; the tests must not depend on it, nor leave it holding port 80. */
@@ -52,16 +37,11 @@ export function ensureNginx(): string | undefined {
         return located;
     }
 
-    located = locateNginx();
-    if (located === undefined && process.getuid?.() === 0) {
-        install();
+    const binary = nginxBinary();
+    if (!Fs.existsSync(binary) && ensureDebianPackage({ name: 'nginx', file: binary }, 'the nginx tests')) {
         stopPackagedService();
-        located = locateNginx();
     }
 
-    if (located === undefined && process.env.CI === 'true') {
-        throw new Error('nginx is not installed and could not be installed (apt-get install nginx); the nginx tests need it');
-    }
-
+    located = Fs.existsSync(binary) ? binary : undefined;
     return located;
 }

@@ -3,7 +3,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { ROOT_DIR } from '../../server.ts';
-import { freePort, temporaryDirectory } from '../helpers/server.ts';
+import { freePorts, temporaryDirectory } from '../helpers/server.ts';
 
 export type ServiceExports = Record<
     | 'DOCKER_HOST'
@@ -43,17 +43,27 @@ export function parseExports(text: string): Record<string, string> {
     );
 }
 
+/** A state folder of its own and free ports, distinct from one another, for scripts/services.sh up. */
+export async function servicesEnvironment(): Promise<Record<string, string> & { GATEHOUSE_SERVICES_DIR: string }> {
+    const names = [
+        'NGINX_HTTP_PORT',
+        'NGINX_HTTPS_PORT',
+        'PEBBLE_PORT',
+        'PEBBLE_MANAGEMENT_PORT',
+        'PEBBLE_DNS_PORT',
+        'PEBBLE_DNS_MANAGEMENT_PORT',
+        'REGISTRY_PORT',
+    ];
+    const ports = await freePorts(names.length);
+    return {
+        GATEHOUSE_SERVICES_DIR: temporaryDirectory('gatehouse-services-'),
+        ...Object.fromEntries(names.map((name, index) => [name, String(ports[index])])),
+    };
+}
+
 /** scripts/services.sh up on free ports in a state folder of its own; stop() brings it all down again. */
 export async function startServices(): Promise<RunningServices> {
-    const environment = {
-        GATEHOUSE_SERVICES_DIR: temporaryDirectory('gatehouse-services-'),
-        NGINX_HTTP_PORT: String(await freePort()),
-        NGINX_HTTPS_PORT: String(await freePort()),
-        PEBBLE_PORT: String(await freePort()),
-        PEBBLE_MANAGEMENT_PORT: String(await freePort()),
-        PEBBLE_DNS_PORT: String(await freePort()),
-        REGISTRY_PORT: String(await freePort()),
-    };
+    const environment = await servicesEnvironment();
     const up = runServicesScript('up', environment);
     if (up.status !== 0) {
         runServicesScript('down', environment);

@@ -6,7 +6,7 @@ import Code from '@hapi/code';
 
 import type { Browser } from '../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../helpers/deploy-session.ts';
-import { freePort } from '../helpers/server.ts';
+import { appHostPorts } from '../helpers/server.ts';
 import { type AuthentikStandIn, startAuthentikStandIn } from './authentik/index.ts';
 import { removeProjects } from './images.ts';
 import { type RunningServices, startServices } from './services.ts';
@@ -35,7 +35,7 @@ export async function signInScene(baseDomain: string, environment: Record<string
     const server = await deployTestServer({
         ...withoutAcme,
         BASE_DOMAIN: baseDomain,
-        APPS_FIRST_HOST_PORT: String(await freePort()),
+        APPS_FIRST_HOST_PORT: String(await appHostPorts()),
         ...environment,
     });
     const admin = server.admin;

@@ -11,13 +11,7 @@ export interface SseMessage {
     data: string;
 }
 
-/** Reads a Server-Sent Events stream over real HTTP until it closes. */
-export async function readEvents(browser: Browser, path: string, headers: Record<string, string> = {}): Promise<SseMessage[]> {
-    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(`${browser.baseUrl}${path}`, { headers: { cookie, ...headers } });
-    expect(response.status).to.equal(200);
-    expect(String(response.headers.get('content-type'))).to.startWith('text/event-stream');
-    const text = await response.text();
+function parseBlocks(text: string): SseMessage[] {
     return text
         .split('\n\n')
         .filter((block) => block.trim() !== '' && !block.startsWith(':'))
@@ -33,6 +27,58 @@ export async function readEvents(browser: Browser, path: string, headers: Record
 
             return message;
         });
+}
+
+async function openStream(browser: Browser, path: string, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(`${browser.baseUrl}${path}`, { headers: { cookie, ...headers }, ...(signal ? { signal } : {}) });
+    expect(response.status, await (response.status === 200 ? Promise.resolve('') : response.text())).to.equal(200);
+    expect(String(response.headers.get('content-type'))).to.startWith('text/event-stream');
+    return response;
+}
+
+/** Reads a Server-Sent Events stream over real HTTP until it closes. */
+export async function readEvents(browser: Browser, path: string, headers: Record<string, string> = {}): Promise<SseMessage[]> {
+    return parseBlocks(await (await openStream(browser, path, headers)).text());
+}
+
+export interface FollowedEvents {
+    /** The messages received so far, whole ones only. */
+    readonly messages: SseMessage[];
+    /** Whether the server ended the stream. */
+    readonly ended: boolean;
+    /** Closes it from this side. */
+    close(): void;
+}
+
+/** Follows a stream that may stay open: its messages gather as they arrive, until the server ends it or close(). */
+export async function followEvents(browser: Browser, path: string): Promise<FollowedEvents> {
+    const aborter = new AbortController();
+    const response = await openStream(browser, path, {}, aborter.signal);
+    const followed = { messages: [] as SseMessage[], ended: false, close: () => aborter.abort() };
+    const reader = response.body?.getReader();
+    if (!reader) throw new Error(`${path} answered no body`);
+    const decoder = new TextDecoder();
+    let pending = '';
+    void (async () => {
+        try {
+            for (;;) {
+                const { done, value } = await reader.read();
+                if (done) break;
+                pending += decoder.decode(value, { stream: true });
+                const cut = pending.lastIndexOf('\n\n');
+                if (cut >= 0) {
+                    followed.messages.push(...parseBlocks(pending.slice(0, cut + 2)));
+                    pending = pending.slice(cut + 2);
+                }
+            }
+        } catch {
+            // Aborted by close().
+        }
+
+        followed.ended = true;
+    })();
+    return followed;
 }
 
 export interface RunLine {

@@ -1,8 +1,10 @@
+// needs: chromium
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { generate } from 'otplib';
 
 import { Browser } from '../helpers/browser.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { checkAccessibility, screenshot, startWebServer, watchPage, type WebServer } from './harness.ts';
 
 export const lab = Lab.script();
@@ -114,6 +116,7 @@ describe('web UI: the account page', { timeout: 120_000 }, () => {
         await code.fill('000000');
         await page.getByRole('button', { name: 'Turn on two factors' }).click();
         await page.getByRole('alert').filter({ hasText: 'the code is not valid' }).waitFor();
+        expect(await page.getByRole('alert').textContent()).to.equal('The code is not valid');
         expect(await code.getAttribute('aria-invalid')).to.equal('true');
 
         await code.fill(await generate({ secret }));
@@ -159,5 +162,45 @@ describe('web UI: the account page', { timeout: 120_000 }, () => {
         await page.getByText('Two factors are off').waitFor();
         const me = (await user.api.get('/api/auth/me')).body as { user: { totpEnabled: boolean } };
         expect(me.user.totpEnabled).to.be.false();
+    });
+
+    it('makes new recovery codes with the password, shown once, and ends another session from the list', async () => {
+        const user = await web.signInAs('viewer');
+        const { page } = user;
+        const { secret } = (await user.api.post('/api/account/totp/setup')).body as { secret: string };
+        const enabled = await user.api.post('/api/account/totp/enable', { code: await generate({ secret }) });
+        const oldCodes = (enabled.body as { recoveryCodes: string[] }).recoveryCodes;
+        const problems = watchPage(page);
+        await page.goto(`${web.baseUrl}/account`);
+        const twoFactors = page.getByRole('region', { name: 'Two factors' });
+        await twoFactors.getByText('Two factors are on').waitFor();
+        await twoFactors.getByLabel(/^Password/).fill('not-the-password');
+        await twoFactors.getByRole('button', { name: 'Make new recovery codes' }).click();
+        await twoFactors.getByRole('alert').filter({ hasText: 'the password or code is wrong' }).waitFor();
+        await twoFactors.getByLabel(/^Password/).fill(user.password);
+        await twoFactors.getByRole('button', { name: 'Make new recovery codes' }).click();
+        const list = page.getByRole('list', { name: 'Recovery codes' });
+        await list.waitFor();
+        const codes = (await list.getByRole('listitem').allTextContents()).map((text) => text.trim());
+        expect(codes).to.have.length(10);
+        expect(codes.some((code) => oldCodes.includes(code))).to.be.false();
+        await checkAccessibility(page);
+        await page.getByRole('button', { name: 'I have saved them' }).click();
+        await twoFactors.getByText('Two factors are on').waitFor();
+        expect((await user.api.get('/api/auth/me')).body).to.part.include({ user: { totpEnabled: true } });
+
+        // Two sessions: this browser's and the API's. The other one is ended from here.
+        const sessions = page.getByRole('region', { name: 'Where you are signed in' });
+        await page.reload();
+        const items = sessions.getByRole('listitem');
+        await waitUntil('both sessions are listed', async () => (await items.count()) === 2);
+        expect(await items.filter({ hasText: 'this browser' }).count()).to.equal(1);
+        expect(await sessions.getByRole('button', { name: /^End the session from 127\.0\.0\.1, signed in / }).count()).to.equal(1);
+        await checkAccessibility(page);
+        await sessions.getByRole('button', { name: /^End the session/ }).click();
+        await waitUntil('one session is left', async () => (await items.count()) === 1);
+        expect((await user.api.get('/api/auth/me')).status).to.equal(401);
+        expect(await items.first().textContent()).to.contain('this browser');
+        expect(problems.list()).to.equal([]);
     });
 });

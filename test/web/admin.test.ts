@@ -1,3 +1,4 @@
+// needs: chromium
 import Http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -15,6 +16,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 interface ListedUser {
+    id: number;
     email: string;
     role: string;
     disabled: boolean;
@@ -92,7 +94,8 @@ describe('web UI: the admin pages', { timeout: 120_000 }, () => {
         await form.getByLabel(/^Password/).fill('short');
         await form.getByLabel('Role').selectOption('viewer');
         await form.getByRole('button', { name: 'Add user' }).click();
-        await form.getByRole('alert').filter({ hasText: 'password: must be at least 10 characters' }).waitFor();
+        await form.getByRole('alert').filter({ hasText: 'Must be at least 10 characters' }).waitFor();
+        expect(await form.getByRole('alert').textContent()).to.not.contain('password:');
         expect(await form.getByLabel(/^Password/).getAttribute('aria-invalid')).to.equal('true');
 
         await form.getByLabel(/^Password/).fill('viewer-password-1');
@@ -159,6 +162,68 @@ describe('web UI: the admin pages', { timeout: 120_000 }, () => {
         expect(problems.list()).to.equal([]);
     });
 
+    it('says a role change is saved, offers no Disable or Delete for the only active administrator, and sets a password', async () => {
+        const admin = await web.signInAs('admin');
+        const { page } = admin;
+        const problems = watchPage(page);
+        const editor = await web.createUser('editor');
+        await page.goto(`${web.baseUrl}/admin/users`);
+        const row = page.getByRole('row').filter({ hasText: editor.email });
+        await row.getByLabel(`Role of ${editor.email}`).selectOption('viewer');
+        await row
+            .getByRole('status')
+            .filter({ hasText: `Saved: ${editor.email} is now a viewer.` })
+            .waitFor();
+
+        // Each new user starts as a viewer, whatever the form said for the last one.
+        const form = region(page, 'Add a user');
+        await form.getByLabel('Role').selectOption('editor');
+        await form.getByLabel(/^E-mail address/).fill(`ed-${Date.now()}@example.com`);
+        await form.getByLabel(/^Name/).fill('Ed Editor');
+        await form.getByLabel(/^Password/).fill('editor-password-1');
+        await form.getByRole('button', { name: 'Add user' }).click();
+        await form.getByText('was added as editor.').waitFor();
+        expect(await form.getByLabel('Role').inputValue()).to.equal('viewer');
+
+        // An administrator among others can be disabled; alone, neither Disable nor Delete is offered.
+        const adminRow = page.getByRole('row').filter({ hasText: admin.email });
+        await adminRow.getByRole('button', { name: `Disable ${admin.email}` }).waitFor();
+        const demoted = (await listedUsers(admin.api)).filter(
+            (user) => user.role === 'admin' && !user.disabled && user.email !== admin.email,
+        );
+        for (const other of demoted) {
+            expect((await admin.api.put(`/api/admin/users/${other.id}`, { role: 'editor' })).status).to.equal(200);
+        }
+
+        try {
+            await page.reload();
+            await adminRow.getByText('The only active administrator').waitFor();
+            expect(await adminRow.getByRole('button', { name: `Disable ${admin.email}` }).count()).to.equal(0);
+            expect(await adminRow.getByRole('button', { name: `Delete ${admin.email}` }).count()).to.equal(0);
+        } finally {
+            for (const other of demoted) {
+                await admin.api.put(`/api/admin/users/${other.id}`, { role: 'admin' });
+            }
+        }
+
+        await row.getByRole('button', { name: `Set password for ${editor.email}` }).click();
+        await row.getByLabel(/^New password for/).fill('short');
+        await row.getByRole('button', { name: 'Set password', exact: true }).click();
+        await row.getByRole('alert').filter({ hasText: 'Must be at least 10 characters' }).waitFor();
+        await row.getByLabel(/^New password for/).fill('a-reset-password-1');
+        await row.getByRole('button', { name: 'Set password', exact: true }).click();
+        await row
+            .getByRole('status')
+            .filter({ hasText: `New password set for ${editor.email}` })
+            .waitFor();
+        expect((await editor.api.get('/api/auth/me')).status).to.equal(401);
+        const again = new Browser(web.baseUrl);
+        await again.get('/api/setup/status');
+        expect((await again.post('/api/auth/login', { email: editor.email, password: 'a-reset-password-1' })).status).to.equal(200);
+        await checkAccessibility(page);
+        expect(problems.list()).to.equal([]);
+    });
+
     it('filters the audit log and pages through it', async () => {
         for (let attempt = 0; attempt < 3; attempt += 1) {
             const stranger = new Browser(web.baseUrl);
@@ -195,20 +260,20 @@ describe('web UI: the admin pages', { timeout: 120_000 }, () => {
         await pager.getByRole('button', { name: 'Newer' }).click();
         await pager.getByText(`Page 1 of ${pageCount}`).waitFor();
 
-        await log.getByLabel('Action').fill('users.create');
+        await log.getByLabel('Action').selectOption('users.create');
         await log.getByRole('button', { name: 'Filter', exact: true }).click();
         await waitUntil('only users.create entries are listed', async () => {
             const actions = await columnTexts(page, 3);
-            return actions.length === 20 && actions.every((action) => action === 'users.create');
+            return actions.length === 20 && actions.every((action) => action === 'User added');
         });
         await pager.getByText('Page 1 of 2').waitFor();
         await pager.getByRole('button', { name: 'Older' }).click();
         await waitUntil('the second page of users.create entries', async () => {
             const actions = await columnTexts(page, 3);
-            return actions.length > 0 && actions.length < 20 && actions.every((action) => action === 'users.create');
+            return actions.length > 0 && actions.length < 20 && actions.every((action) => action === 'User added');
         });
 
-        await log.getByLabel('Action').fill('');
+        await log.getByLabel('Action').selectOption('');
         await log.getByLabel('Outcome').selectOption('failure');
         await log.getByLabel('Target').fill('intruder@example.com');
         await log.getByRole('button', { name: 'Filter', exact: true }).click();
@@ -216,13 +281,13 @@ describe('web UI: the admin pages', { timeout: 120_000 }, () => {
             const outcomes = await columnTexts(page, 5);
             return outcomes.length === 3 && outcomes.every((outcome) => outcome === 'failure');
         });
-        expect(await columnTexts(page, 3)).to.equal(['auth.login', 'auth.login', 'auth.login']);
+        expect(await columnTexts(page, 3)).to.equal(['Sign-in', 'Sign-in', 'Sign-in']);
         expect(await columnTexts(page, 2)).to.equal(['—', '—', '—']);
         expect(await pager.textContent()).to.contain('Page 1 of 1');
 
         await log.getByRole('button', { name: 'Clear filters' }).click();
         await log.getByLabel('Actor (e-mail)').fill(ADMIN_ACCOUNT.email);
-        await log.getByLabel('Action').fill('users.create');
+        await log.getByLabel('Action').selectOption('users.create');
         await log.getByRole('button', { name: 'Filter', exact: true }).click();
         await waitUntil("the first administrator's user creations", async () => {
             const actors = await columnTexts(page, 2);
@@ -258,7 +323,7 @@ describe('web UI: the admin pages', { timeout: 120_000 }, () => {
 
             await card.getByLabel(/^Issuer/).fill('http://id.example.com/');
             await card.getByRole('button', { name: 'Save OIDC settings' }).click();
-            await card.getByRole('alert').filter({ hasText: 'issuer: must use https (http only on loopback)' }).waitFor();
+            await card.getByRole('alert').filter({ hasText: 'Must use https (http only on loopback)' }).waitFor();
             expect(await card.getByLabel(/^Issuer/).getAttribute('aria-invalid')).to.equal('true');
 
             const clientSecret = 'client-secret-that-never-shows-4711';
@@ -389,6 +454,13 @@ describe('web UI: the admin pages', { timeout: 120_000 }, () => {
             await integrations.getByRole('heading', { name, exact: true }).waitFor();
         }
 
+        // The dashboard's words for the same checks: nginx's default configuration does not include the apps' sites.
+        const nginx = integrations.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'nginx', exact: true }) });
+        expect(await nginx.locator('.integration-state').textContent()).to.equal("Problem Does not include the apps' sites");
+        const docker = integrations
+            .getByRole('listitem')
+            .filter({ has: page.getByRole('heading', { name: 'Docker engine', exact: true }) });
+        expect(await docker.locator('.integration-state').textContent()).to.match(/^Working Version /);
         await region(page, 'Tools on the host').getByText('git', { exact: true }).waitFor();
         await region(page, 'Conventions').getByText(`${web.baseUrl}/`).waitFor();
         await checkAccessibility(page);

@@ -1,3 +1,4 @@
+// needs: docker, chromium
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -7,7 +8,7 @@ import Docker from 'dockerode';
 import type { Page, Request } from 'playwright-core';
 
 import type { Browser } from '../helpers/browser.ts';
-import { freePort } from '../helpers/server.ts';
+import { appHostPorts } from '../helpers/server.ts';
 import { buildWebImage, removeProjects } from '../support/images.ts';
 import { type RunningServices, startServices } from '../support/services.ts';
 import { runToEnd } from '../support/sse.ts';
@@ -18,7 +19,8 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APP = 'notebook';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `notebook-${Math.random().toString(36).slice(2, 8)}`;
 const RUN_TIMEOUT_MS = 240_000;
 
 describe('web UI: the app page, from its status to its deletion', { timeout: 900_000 }, () => {
@@ -48,7 +50,7 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
         web = await startWebServer({
             ...withoutAcme,
             BASE_DOMAIN,
-            APPS_FIRST_HOST_PORT: String(await freePort()),
+            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
             HUB_URL: 'http://127.0.0.1:9',
             HUB_REGISTRY_URL: 'http://127.0.0.1:9',
         });
@@ -71,7 +73,11 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
             '  data: {}',
             '',
         ].join('\n');
-        const saved = await admin.put(`/api/apps/${APP}/draft`, { compose, secrets: { GREETING: 'hello-notebook' } });
+        const saved = await admin.put(`/api/apps/${APP}/draft`, {
+            compose,
+            secrets: { GREETING: 'hello-notebook' },
+            auth: { access: 'public' },
+        });
         expect(saved.status, saved.text).to.equal(200);
         const deployed = await runToEnd(admin, await admin.post(`/api/apps/${APP}/deploy`, {}));
         expect(deployed.state, deployed.text).to.equal('succeeded');
@@ -107,8 +113,38 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
     it('shows the logs, the runs with their logs, and the files', async () => {
         await page.getByRole('link', { name: 'Logs', exact: true }).click();
         await page.waitForURL(appUrl('logs'));
-        await page.getByRole('heading', { level: 3, name: /^web/ }).waitFor();
-        expect(await page.getByLabel('Log of web').textContent()).to.contain('response:');
+        const logLines = page.getByLabel('Log lines');
+        await logLines.locator('.log-line[data-service="web"]').first().waitFor();
+        expect(await page.getByRole('status').filter({ hasText: 'Following live.' }).count()).to.equal(1);
+
+        // A line the container writes now shows up without a reload.
+        const mark = `live-line-${Date.now()}`;
+        const write = async (text: string) => {
+            const exec = await engine.getContainer(`${APP}-web-1`).exec({ Cmd: ['sh', '-c', `echo ${text} > /proc/1/fd/1`] });
+            await exec.start({ Detach: true });
+        };
+        await write(mark);
+        await logLines.getByText(mark).waitFor();
+
+        // Paused, a new line waits; resumed, it arrives, once.
+        await page.getByRole('button', { name: 'Pause' }).click();
+        await page.getByRole('status').filter({ hasText: 'Paused.' }).waitFor();
+        const waiting = `${mark}-after-pause`;
+        await write(waiting);
+        expect(await logLines.getByText(waiting).count()).to.equal(0);
+        await page.getByRole('button', { name: 'Resume' }).click();
+        await logLines.getByText(waiting).waitFor();
+        // The line before the pause and the one after, each once (the resume starts from the last line's second).
+        expect(await logLines.locator('.log-line', { hasText: mark }).count()).to.equal(2);
+
+        // The search keeps the lines that have it.
+        await page.getByLabel('Search').fill(waiting);
+        await page
+            .getByRole('status')
+            .filter({ hasText: /^Following live\. 1 of \d+ lines shown\.$/ })
+            .waitFor();
+        expect(await logLines.locator('.log-line').count()).to.equal(1);
+        await page.getByLabel('Search').fill('');
         await checkAccessibility(page);
         await screenshot(page, 'app-2-logs');
 
@@ -165,9 +201,50 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
         expect((await container()).Config.Image).to.endWith('/gatehouse-test/notes:2');
         const draft = ((await admin.get(`/api/apps/${APP}`)).body as { app: { draft: { compose: string } } }).app.draft;
         expect(draft.compose).to.contain('/gatehouse-test/notes:2');
+        // The page names the image it runs now.
+        await page.locator('.app-facts').filter({ hasText: '/gatehouse-test/notes:2' }).waitFor();
+    });
+
+    it('changes a secret in the form, masked, and deploys it with the compose file', async () => {
+        await page.goto(appUrl('compose'));
+        const value = page.getByLabel('Value of GREETING', { exact: true });
+        await value.waitFor();
+        expect(await value.getAttribute('type')).to.equal('password');
+        await value.fill('hello-again');
+        await page.getByRole('button', { name: 'Save and deploy the compose file and secrets' }).click();
+        expect(await runEnded()).to.equal('succeeded');
+        expect((await container()).Config.Env).to.include('GREETING=hello-again');
+        const secrets = ((await admin.get(`/api/apps/${APP}`)).body as { app: { draft: { secrets: Record<string, string> } } }).app.draft
+            .secrets;
+        expect(secrets.GREETING).to.equal('hello-again');
+    });
+
+    it('asks before a link leaves the compose tab with changes not saved, and stays when told to', async () => {
+        await page.goto(appUrl('compose'));
+        const value = page.getByLabel('Value of GREETING', { exact: true });
+        await value.waitFor();
+        await value.fill('not-saved-yet');
+        const asked: string[] = [];
+        const answer = (accept: boolean) =>
+            page.once('dialog', (dialog) => {
+                asked.push(dialog.message());
+                void (accept ? dialog.accept() : dialog.dismiss());
+            });
+
+        answer(false);
+        await page.getByRole('link', { name: 'Status', exact: true }).click();
+        expect(asked).to.equal(['Leave this page? The compose file or its secrets have changes that are not saved.']);
+        expect(new URL(page.url()).pathname).to.equal(`/apps/${APP}/compose`);
+        expect(await value.inputValue()).to.equal('not-saved-yet');
+
+        answer(true);
+        await page.getByRole('link', { name: 'Status', exact: true }).click();
+        await page.waitForURL(appUrl());
+        expect(asked).to.have.length(2);
     });
 
     it('changes it in the text editor: a lint risk is shown in the list and the gutter, refused, then accepted', async () => {
+        await page.goto(appUrl('compose'));
         await page.getByRole('button', { name: 'Text', exact: true }).click();
         const text = page.getByRole('textbox', { name: 'Compose file' });
         await text.waitFor();
@@ -201,8 +278,22 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
     it('restarts it', async () => {
         const startedBefore = (await container()).State.StartedAt;
         await page.goto(appUrl());
+        // Stop and Restart ask first, saying what visitors get; Cancel does nothing.
+        await page.getByRole('button', { name: 'Stop', exact: true }).click();
+        const confirmStop = page.getByRole('group', { name: 'Confirm: stop' });
+        expect(await confirmStop.textContent()).to.contain('Visitors get an error until it is started again.');
+        await confirmStop.getByRole('button', { name: 'Cancel' }).click();
+        await confirmStop.waitFor({ state: 'detached' });
         await page.getByRole('button', { name: 'Restart', exact: true }).click();
+        await page
+            .getByRole('group', { name: 'Confirm: restart' })
+            .getByRole('button', { name: `Restart ${APP}` })
+            .click();
         expect(await runEnded()).to.equal('succeeded');
+        // Its log is in the page below the header, not squeezed into it.
+        expect(await page.locator('.app-header .run-log').count()).to.equal(0);
+        expect(await page.locator('.app-page > .run-log').count()).to.equal(1);
+        expect((await container()).State.Running).to.be.true();
         expect((await container()).State.StartedAt).to.not.equal(startedBefore);
         await page.getByRole('table', { name: 'Containers' }).locator('tr[data-service="web"]').waitFor();
         await checkAccessibility(page);
@@ -275,14 +366,19 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
         await text.waitFor();
         expect(await text.getAttribute('aria-readonly')).to.equal('true');
         expect(await text.getAttribute('contenteditable')).to.equal('false');
-        expect(await viewer.page.getByRole('button', { name: /^(Form|Text|Save and deploy the compose file)$/ }).count()).to.equal(0);
+        expect(
+            await viewer.page.getByRole('button', { name: /^(Form|Text|Save and deploy the compose file and secrets)$/ }).count(),
+        ).to.equal(0);
+        // A viewer sees which secrets there are, never their values.
+        await viewer.page.getByRole('region', { name: 'Variables and secrets' }).getByText('GREETING').waitFor();
+        expect(await viewer.page.content()).to.not.contain('hello-again');
         await checkAccessibility(viewer.page);
 
         await viewer.page.getByRole('link', { name: 'Files', exact: true }).click();
         const secrets = viewer.page.locator('.file-view[data-kind="secrets"]');
         await secrets.waitFor();
         expect(await secrets.locator('pre').textContent()).to.equal('GREETING=••••••••\n');
-        expect(await viewer.page.content()).to.not.contain('hello-notebook');
+        expect(await viewer.page.content()).to.not.contain('hello-again');
 
         await viewer.page.getByRole('link', { name: 'Sign-in', exact: true }).click();
         await viewer.page.getByText('No method chosen').waitFor();
@@ -320,6 +416,10 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
         expect(await runEnded()).to.equal('succeeded');
         await page.getByText(`${APP} is deleted.`).waitFor();
         await screenshot(page, 'app-13-deleted');
+        // The header no longer says running nor offers to restart or stop what is gone.
+        expect(await page.locator('.app-page').getAttribute('data-state')).to.equal('deleted');
+        expect(await page.getByRole('heading', { level: 1 }).textContent()).to.contain('deleted');
+        expect(await page.getByRole('region', { name: 'Actions' }).count()).to.equal(0);
 
         expect((await admin.get(`/api/apps/${APP}`)).status).to.equal(404);
         expect(Fs.existsSync(appDir)).to.be.false();

@@ -1,3 +1,4 @@
+// needs: chromium
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Page } from 'playwright-core';
@@ -92,6 +93,10 @@ describe('web UI: dashboard and apps list', { timeout: 120_000 }, () => {
             'OIDC sign-in',
         ]);
         expect(await page.locator('.health-tile').filter({ hasText: 'Identity provider' }).textContent()).to.contain('Not set up');
+        // No NGINX_CONF: nginx's default configuration, which does not include Gatehouse's sites folder.
+        const nginxTile = page.locator('.health-tile').filter({ has: page.locator('.health-name', { hasText: /^nginx$/ }) });
+        expect(await nginxTile.locator('.health-level').textContent()).to.equal('Problem');
+        expect(await nginxTile.locator('.health-status').textContent()).to.equal("Does not include the apps' sites");
 
         await checkAccessibility(page);
         await screenshot(page, 'dashboard');

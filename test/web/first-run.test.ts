@@ -1,3 +1,4 @@
+// needs: chromium
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -5,7 +6,15 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Page } from 'playwright-core';
 
-import { checkAccessibility, type PageProblems, screenshot, startWebServer, watchPage, type WebServer } from './harness.ts';
+import {
+    checkAccessibility,
+    checkNoSidewaysScroll,
+    type PageProblems,
+    screenshot,
+    startWebServer,
+    watchPage,
+    type WebServer,
+} from './harness.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -30,8 +39,11 @@ describe('web UI: first run', { timeout: 120_000 }, () => {
         await page.goto(`${web.baseUrl}/`);
         await page.getByRole('heading', { name: 'Set up Gatehouse' }).waitFor();
         expect(new URL(page.url()).pathname).to.equal('/setup');
+        await page.getByText(Path.join(web.dataDir, 'setup-token'), { exact: true }).waitFor();
         await checkAccessibility(page);
         await screenshot(page, 'setup');
+        await checkNoSidewaysScroll(page);
+        await page.setViewportSize({ width: 1280, height: 800 });
     });
 
     it('shows a wrong setup token next to the token field and creates nothing', async () => {

@@ -328,3 +328,41 @@ export async function screenshot(page: Page, name: string): Promise<string> {
     await page.screenshot({ path: file, fullPage: true });
     return file;
 }
+
+export const NARROW_WIDTH = 390;
+
+/**
+ * Fails when the page, at a phone's width, is wider than the window (it would scroll sideways), naming the
+ * elements that stick out. The viewport stays narrow for the rest of the page's life.
+ */
+export async function checkNoSidewaysScroll(page: Page): Promise<void> {
+    await page.setViewportSize({ width: NARROW_WIDTH, height: 844 });
+    const widths = await page.evaluate(() => {
+        const limit = window.innerWidth;
+        const wide = [...document.querySelectorAll('body *')]
+            .filter((element) => {
+                // What a scrolling box holds scrolls inside it, not the page (a positioned element may escape it).
+                const positioned = ['absolute', 'fixed'].includes(getComputedStyle(element).position);
+                for (
+                    let parent = positioned ? null : element.parentElement;
+                    parent && parent !== document.body;
+                    parent = parent.parentElement
+                ) {
+                    if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(parent).overflowX)) {
+                        return false;
+                    }
+                }
+
+                return element.getBoundingClientRect().right > limit + 0.5;
+            })
+            .slice(0, 8)
+            .map(
+                (element) =>
+                    `${element.tagName.toLowerCase()}.${[...element.classList].join('.')} (${Math.round(element.getBoundingClientRect().right)} px)`,
+            );
+        return { scrollWidth: document.documentElement.scrollWidth, innerWidth: limit, wide };
+    });
+    if (widths.scrollWidth > widths.innerWidth) {
+        throw new Error(`${page.url()} is ${widths.scrollWidth} px wide at ${widths.innerWidth} px: ${widths.wide.join(', ')}`);
+    }
+}

@@ -1,3 +1,4 @@
+// needs: docker, chromium
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -5,7 +6,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Page } from 'playwright-core';
 
-import { freePort, temporaryDirectory } from '../helpers/server.ts';
+import { appHostPorts, temporaryDirectory } from '../helpers/server.ts';
 import { type AuthentikStandIn, startAuthentikStandIn } from '../support/authentik/index.ts';
 import { type DockerHubStandIn, startDockerHub } from '../support/docker-hub.ts';
 import { buildWebImage, removeProjects } from '../support/images.ts';
@@ -17,8 +18,13 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APP = 'storefront';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `storefront-${Math.random().toString(36).slice(2, 8)}`;
 const RUN_TIMEOUT_MS = 240_000;
+/** The two groups the access step ticks, in the directory's order; the stand-in also has its administrators' group. */
+const TEAM = `${APP}-team`;
+const TEAMS = ['accounting', TEAM];
+const ADMINS_GROUP = 'authentik Admins';
 
 /** A recipe for the test image: its evidence (documented, with a source) and a catalog template. */
 function recipeFor(repository: string): string {
@@ -43,12 +49,13 @@ function recipeFor(repository: string): string {
 interface AppAnswer {
     app: {
         state: string;
+        url: string;
         draft: {
             step?: string;
             account?: string;
             adminUser?: string;
             secrets: Record<string, string>;
-            auth?: { groups?: Array<{ name: string }> };
+            auth?: { groups?: Array<{ name: string }>; access?: string };
         };
         access: { mode: string; groups: Array<{ name: string }> };
     };
@@ -63,6 +70,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     let image: string;
     let recipeDir: string;
     let hub: DockerHubStandIn;
+    const teams: Record<string, string> = {};
 
     const appAnswer = async () => (await web.admin?.get(`/api/apps/${APP}`))?.body as AppAnswer;
     const stepHeading = (name: string) => page.getByRole('heading', { level: 2, name });
@@ -73,14 +81,16 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/webui:1`, '<h1>webui v1</h1>\n', true);
         authentik = await startAuthentikStandIn();
         authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
-        authentik.addGroup('storefront-team');
-        authentik.addGroup('accounting');
+        for (const name of TEAMS) {
+            teams[name] = authentik.addGroup(name);
+        }
+
         authentik.addUser({
             username: 'boss',
             password: 'boss-password',
             email: 'boss@example.com',
             name: 'Bo Ss',
-            groups: ['storefront-team'],
+            groups: [TEAM],
         });
         const token = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
         // Sites keep their stand-in certificates: this test is about the wizard, not ACME.
@@ -91,7 +101,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         web = await startWebServer({
             ...withoutAcme,
             BASE_DOMAIN,
-            APPS_FIRST_HOST_PORT: String(await freePort()),
+            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
             RECIPES_DIRS: recipeDir,
             HUB_URL: hub.url,
             // Docker Hub's registry is not reachable from the tests: a closed loopback port stands for it.
@@ -203,14 +213,34 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         expect((await appAnswer()).app.draft.account).to.equal('own');
     });
 
-    it('chooses the access group (suggested for the app) and the admin account from the directory', async () => {
-        const group = page.getByRole('checkbox', { name: 'storefront-team' });
-        await group.waitFor();
+    it('ticks the suggested groups at first, keeps two ticked groups through "Save and continue" and a reload, the hint following the ticks', async () => {
+        const ticked = (name: string) => page.getByRole('checkbox', { name, exact: true });
+        const hint = page.locator('.access-hint');
+        await ticked(TEAM).waitFor();
         expect(await page.getByText(/suggested: named like the app/).count()).to.equal(1);
-        await group.check();
-        await page.getByRole('button', { name: 'Save the groups' }).click();
-        await page.getByText(/^Saved\. Only members of the chosen groups/).waitFor();
+        expect(await ticked(TEAM).isChecked()).to.be.true();
+        expect(await ticked(ADMINS_GROUP).isChecked()).to.be.true();
+        expect(await ticked('accounting').isChecked()).to.be.false();
 
+        for (const name of [TEAM, ADMINS_GROUP]) {
+            await ticked(name).uncheck();
+        }
+
+        expect(await hint.textContent()).to.equal('No group chosen: every user the identity provider knows gets in.');
+        // No group lets every user in: the wizard asks for that to be said, and does not go on without it.
+        const consent = page.getByRole('checkbox', { name: /^Let every user of the identity provider in: no group is chosen/ });
+        expect(await consent.isChecked()).to.be.false();
+        await page.getByRole('button', { name: /^Save and continue: compose file$/ }).click();
+        await page.getByText('Choose at least one group, or tick the box to let every user of the identity provider in.').waitFor();
+        expect(await stepHeading('Access and admin account').count()).to.equal(1);
+        for (const name of TEAMS) {
+            await ticked(name).check();
+        }
+
+        expect(await hint.textContent()).to.equal(`Only members of ${TEAMS.join(', ')} get in.`);
+        expect(await consent.count()).to.equal(0);
+        // What was said about no group chosen goes once groups are ticked.
+        expect(await page.getByText('Choose at least one group, or tick the box').count()).to.equal(0);
         await page.getByLabel('Admin account in the app (a user of the identity provider)').fill('bo');
         await page.getByRole('button', { name: 'Use boss' }).click();
         await page.getByText("The app's admin: boss.").waitFor();
@@ -220,7 +250,22 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await stepHeading('Compose file').waitFor();
         const saved = await appAnswer();
         expect(saved.app.draft.adminUser).to.equal('boss');
-        expect(saved.app.access.groups.map((entry) => entry.name)).to.equal(['storefront-team']);
+        expect(saved.app.draft.auth?.groups?.map((group) => group.name)).to.equal(TEAMS);
+        expect(saved.app.access.groups.map((group) => group.name)).to.equal(TEAMS);
+        expect(saved.app.access.mode).to.equal('groups');
+        expect(saved.app.draft.auth?.access).to.equal('groups');
+
+        await page.reload();
+        await stepHeading('Compose file').waitFor();
+        await page.getByRole('button', { name: /Access and admin account$/ }).click();
+        await stepHeading('Access and admin account').waitFor();
+        await ticked(TEAM).waitFor();
+        expect(await ticked(TEAM).isChecked()).to.be.true();
+        expect(await ticked('accounting').isChecked()).to.be.true();
+        expect(await ticked(ADMINS_GROUP).isChecked()).to.be.false();
+        expect(await hint.textContent()).to.equal(`Only members of ${TEAMS.join(', ')} get in.`);
+        await next(/^Save and continue: compose file$/);
+        await stepHeading('Compose file').waitFor();
     });
 
     it('edits the compose file as a form, with its lint findings and their fixes', async () => {
@@ -278,6 +323,12 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         const containers = page.getByRole('table', { name: 'Containers' });
         await containers.waitFor();
         expect(await containers.textContent()).to.contain(`${APP}-app-1`);
+        // What the deploy makes at the identity provider, with the groups chosen; the draft is no conflict of its own.
+        const provider = page.getByRole('table', { name: 'At the identity provider' });
+        expect(await provider.textContent())
+            .to.contain(`dp-${APP}`)
+            .and.to.contain(`groups ${TEAMS.join(', ')} bound`);
+        expect(await page.locator('.availability-checks').textContent()).to.contain("the name is this app's");
         await page.locator('.file-view summary').filter({ hasText: 'secrets.env' }).click();
         expect(await page.locator('.file-view pre').filter({ hasText: 'GREETING=' }).textContent()).to.contain('GREETING=••••••••');
         await checkAccessibility(page);
@@ -296,13 +347,25 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
             expect(lines, step).to.include(step);
         }
 
+        // The log shows its end, the deploy is not offered again, and the app's address is a link.
+        const log = page.locator('.run-log-lines');
+        await page.waitForFunction(
+            (element) => element !== null && element.scrollTop + element.clientHeight >= element.scrollHeight - 8,
+            await log.elementHandle(),
+        );
+        expect(await page.getByRole('button', { name: /^Deploy/ }).count()).to.equal(0);
+        const appLink = page.getByRole('status').getByRole('link', { name: /^https:\/\// });
+        expect(await appLink.getAttribute('href')).to.equal((await appAnswer()).app.url);
         await checkAccessibility(page);
         await screenshot(page, 'new-app-10-deployed');
         const answer = await appAnswer();
         expect(answer.app.state).to.equal('running');
         expect(answer.app.access.mode).to.equal('groups');
+        const application = authentik.state.applications.find((candidate) => candidate.slug === `dp-${APP}`);
+        const bound = authentik.state.bindings.filter((binding) => binding.target === application?.pk).map((binding) => binding.group);
+        expect(bound.sort()).to.equal(TEAMS.map((name) => teams[name]).sort());
 
-        await page.getByRole('link', { name: 'Open its page' }).click();
+        await page.getByRole('link', { name: 'open its page' }).click();
         await page.waitForURL(`${web.baseUrl}/apps/${APP}`);
         await page.getByRole('table', { name: 'Containers' }).getByRole('row', { name: /app/ }).waitFor();
         expect(problems.list()).to.equal([]);

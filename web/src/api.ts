@@ -305,3 +305,33 @@ export function canEdit(role: string | undefined): boolean {
 export function isAdmin(role: string | undefined): boolean {
     return role === 'admin';
 }
+
+export interface LogStreamQuery {
+    tail: number;
+    /** Seconds since the epoch. */
+    since?: number;
+}
+
+/**
+ * Follows an app's logs (`GET /api/apps/{name}/logs/stream`): `onLine` with each line, `onEnd` with why the stream
+ * ended (the containers stopped) or failed; answers what stops following.
+ */
+export function followLogs(
+    app: string,
+    query: LogStreamQuery,
+    onLine: (line: unknown) => void,
+    onEnd: (reason: string) => void,
+): () => void {
+    const search = new URLSearchParams({ tail: String(query.tail), ...(query.since === undefined ? {} : { since: String(query.since) }) });
+    const source = new EventSource(`/api/apps/${encodeURIComponent(app)}/logs/stream?${search.toString()}`, { withCredentials: true });
+    source.addEventListener('line', (message: MessageEvent<string>) => onLine(JSON.parse(message.data) as unknown));
+    source.addEventListener('end', (message: MessageEvent<string>) => {
+        source.close();
+        onEnd((JSON.parse(message.data) as { reason: string }).reason);
+    });
+    source.addEventListener('error', () => {
+        source.close();
+        onEnd('the connection to Gatehouse was lost');
+    });
+    return () => source.close();
+}

@@ -12,8 +12,39 @@ function currentLocation(): Location {
     return { pathname: window.location.pathname, search: new URLSearchParams(window.location.search) };
 }
 
-/** Goes to a page of the app without reloading it (the history API); `replace` keeps the back button out of it. */
+/** What each page with unsaved changes says before it is left (see useLeaveGuard). */
+const leaveGuards = new Set<() => string>();
+
+/**
+ * While `message` is set (the page has changes not saved), following a link inside the app asks first, with a
+ * confirmation saying `message`. (A reload or a closed tab is not asked about: browsers show their own generic
+ * question only, and only after a gesture, which would make it a warning some visitors get and others not.)
+ */
+export function useLeaveGuard(message: string | undefined): void {
+    useEffect(() => {
+        if (!message) {
+            return undefined;
+        }
+
+        const guard = () => message;
+        leaveGuards.add(guard);
+        return () => {
+            leaveGuards.delete(guard);
+        };
+    }, [message]);
+}
+
+/**
+ * Goes to a page of the app without reloading it (the history API); `replace` keeps the back button out of it. A
+ * page with unsaved changes is left only once the person confirms.
+ */
 export function navigate(path: string, options: { replace?: boolean } = {}): void {
+    for (const guard of leaveGuards) {
+        if (!window.confirm(guard())) {
+            return;
+        }
+    }
+
     if (options.replace) {
         window.history.replaceState(null, '', path);
     } else {

@@ -25,6 +25,7 @@ import {
     ResponseError,
     SAMLBindingsEnum,
 } from '@goauthentik/api';
+import Joi from 'joi';
 
 import {
     type Discovery,
@@ -46,6 +47,8 @@ import {
     type Serialise,
 } from '../idp-types.ts';
 
+/** What an application's ensure has changed, for its undo. */
+type ApplicationChanges = Pick<ProviderChanges, 'applicationCreated' | 'previousGroups' | 'previousApplication'>;
 const EMBEDDED_OUTPOST = 'goauthentik.io/outposts/embedded';
 const DEFAULT_AUTHORIZATION_FLOW = 'default-provider-authorization-implicit-consent';
 const DEFAULT_INVALIDATION_FLOW = 'default-provider-invalidation-flow';
@@ -64,6 +67,23 @@ interface Page {
     pagination: { next: number };
     results: Json[];
 }
+
+// The shapes of the answers Gatehouse reads, as authentik's schema gives them (unknown fields allowed): an answer that
+// does not fit did not come from a working authentik.
+const anyObject = Joi.object().unknown();
+const named = (fields: Record<string, Joi.Schema>) => Joi.object(fields).unknown();
+const key = Joi.string().required();
+const words = Joi.string().allow('').required();
+const PAGE = named({
+    pagination: named({ next: Joi.number().integer().min(0).required() }).required(),
+    results: Joi.array().required(),
+});
+const ME = named({ user: named({ username: words, is_superuser: Joi.boolean().required() }).required() });
+const VERSION = named({ version_current: words });
+const OUTPOST = named({ pk: key, name: words, type: words, managed: Joi.string().allow('', null) });
+const FLOW = named({ pk: key, slug: key, name: words });
+const KEYPAIR = named({ pk: key, name: words });
+const TOKEN_KEY = named({ key });
 
 function baseUrlOf(url: string): string {
     return `${url.replace(/\/+$/, '')}/api/v3`;
@@ -108,6 +128,19 @@ async function json<T = Json>(call: Promise<ApiResponse<unknown>>): Promise<T> {
     return (await response.raw.json()) as T;
 }
 
+/** `body` when it fits `schema`; otherwise a not-a-provider error naming the provider and what did not fit. */
+function fitting<T>(body: unknown, schema: Joi.Schema, url: string, what: string): T {
+    const { error } = schema.validate(body);
+    if (error) {
+        throw new IdpError(
+            'not-a-provider',
+            `authentik at ${url} answered ${what} with something that does not fit authentik's schema (${error.message})`,
+        );
+    }
+
+    return body as T;
+}
+
 const text = (value: unknown): string => (typeof value === 'string' ? value : value === null || value === undefined ? '' : String(value));
 
 class Authentik implements IdentityProvider {
@@ -146,10 +179,16 @@ class Authentik implements IdentityProvider {
         }
     }
 
-    async #all(fetchPage: (page: number) => Promise<ApiResponse<unknown>>): Promise<Json[]> {
+    async #read<T>(call: Promise<ApiResponse<unknown>>, schema: Joi.Schema, what: string): Promise<T> {
+        return fitting<T>(await json<unknown>(call), schema, this.#url, what);
+    }
+
+    /** Every page of a list, each item fitting `item`. */
+    async #all(fetchPage: (page: number) => Promise<ApiResponse<unknown>>, item: Joi.Schema = anyObject): Promise<Json[]> {
         const results: Json[] = [];
+        const pageSchema = PAGE.keys({ results: Joi.array().items(item).required() });
         for (let page = 1; page > 0 && page < 1000;) {
-            const body = await json<Page>(fetchPage(page));
+            const body = await this.#read<Page>(fetchPage(page), pageSchema, 'a list');
             results.push(...body.results);
             page = Number(body.pagination?.next ?? 0);
         }
@@ -165,14 +204,19 @@ class Authentik implements IdentityProvider {
                 throw new IdpError('not-a-provider', `${this.#url} does not answer as authentik: /api/v3/core/users/me/ is not JSON`);
             }
 
-            return (await response.raw.json()) as { user?: { username?: string; is_superuser?: boolean } };
+            return fitting<{ user: { username: string; is_superuser: boolean } }>(
+                await response.raw.json(),
+                ME,
+                this.#url,
+                "its token's user",
+            );
         });
-        if (me.user?.is_superuser !== true) {
-            throw new IdpError('not-admin', `the token's user ${text(me.user?.username)} is not an authentik administrator (superuser)`);
+        if (!me.user.is_superuser) {
+            throw new IdpError('not-admin', `the token's user ${me.user.username} is not an authentik administrator (superuser)`);
         }
 
         const version = await this.#call('reading the version', () =>
-            json<{ version_current: string }>(this.#admin.adminVersionRetrieveRaw()),
+            this.#read<{ version_current: string }>(this.#admin.adminVersionRetrieveRaw(), VERSION, 'its version'),
         );
         return { version: version.version_current, username: text(me.user.username) };
     }
@@ -180,15 +224,18 @@ class Authentik implements IdentityProvider {
     async discover(): Promise<Discovery> {
         const { version } = await this.checkAdmin();
         return await this.#call('discovering outposts, flows and keys', async () => {
-            const outposts = await this.#all((page) => this.#outposts.outpostsInstancesListRaw({ page, pageSize: PAGE_SIZE }));
+            const outposts = await this.#all((page) => this.#outposts.outpostsInstancesListRaw({ page, pageSize: PAGE_SIZE }), OUTPOST);
             const flows = async (designation: 'authorization' | 'invalidation') =>
-                (await this.#all((page) => this.#flows.flowsInstancesListRaw({ designation, page, pageSize: PAGE_SIZE }))).map((flow) => ({
-                    pk: text(flow.pk),
-                    slug: text(flow.slug),
-                    name: text(flow.name),
-                }));
-            const keys = await this.#all((page) =>
-                this.#crypto.cryptoCertificatekeypairsListRaw({ hasKey: true, page, pageSize: PAGE_SIZE }),
+                (await this.#all((page) => this.#flows.flowsInstancesListRaw({ designation, page, pageSize: PAGE_SIZE }), FLOW)).map(
+                    (flow) => ({
+                        pk: text(flow.pk),
+                        slug: text(flow.slug),
+                        name: text(flow.name),
+                    }),
+                );
+            const keys = await this.#all(
+                (page) => this.#crypto.cryptoCertificatekeypairsListRaw({ hasKey: true, page, pageSize: PAGE_SIZE }),
+                KEYPAIR,
             );
             return {
                 version,
@@ -212,7 +259,11 @@ class Authentik implements IdentityProvider {
             }
 
             await this.#core.coreTokensCreateRaw({ tokenRequest: { identifier, intent: IntentEnum.Api, expiring: false, description } });
-            const view = await json<{ key: string }>(this.#core.coreTokensViewKeyRetrieveRaw({ identifier }));
+            const view = await this.#read<{ key: string }>(
+                this.#core.coreTokensViewKeyRetrieveRaw({ identifier }),
+                TOKEN_KEY,
+                'the new token',
+            );
             return view.key;
         });
     }
@@ -272,9 +323,8 @@ class Authentik implements IdentityProvider {
         }
     }
 
-    async #ensureProvider(
-        app: ForwardAuthApp,
-    ): Promise<{ id: number; created: boolean; previous: ForwardAuthChanges['previousProvider'] }> {
+    /** Makes the proxy provider or updates the one there; answers its id. */
+    async #ensureProvider(app: ForwardAuthApp, changes: ForwardAuthChanges, recorded: () => Promise<void>): Promise<number> {
         const fields = {
             mode: ProxyMode.ForwardSingle,
             externalHost: app.externalHost,
@@ -286,32 +336,49 @@ class Authentik implements IdentityProvider {
             const created = await json(
                 this.#providers.providersProxyCreateRaw({ proxyProviderRequest: { name: app.objectName, ...fields } }),
             );
-            return { id: Number(created.pk), created: true, previous: null };
+            return recordCreatedProvider(changes, created);
         }
 
         const id = Number(existing.pk);
-        await this.#providers.providersProxyPartialUpdateRaw({ id, patchedProxyProviderRequest: fields });
-        const previous = {
+        changes.providerId = id;
+        changes.previousProvider = {
             externalHost: text(existing.external_host),
             authorizationFlow: text(existing.authorization_flow),
             invalidationFlow: text(existing.invalidation_flow),
         };
-        return { id, created: false, previous };
+        await recorded();
+        await this.#providers.providersProxyPartialUpdateRaw({ id, patchedProxyProviderRequest: fields });
+        return id;
     }
 
+    /** Makes the application or updates the one there, then binds exactly the app's groups to it. */
     async #ensureApplication(
-        app: Pick<ForwardAuthApp, 'objectName' | 'title' | 'launchUrl'>,
+        app: Pick<ForwardAuthApp, 'objectName' | 'title' | 'launchUrl' | 'groups'>,
         providerId: number,
-    ): Promise<{ pk: string; created: boolean }> {
+        changes: ApplicationChanges,
+        recorded: () => Promise<void> = () => Promise.resolve(),
+    ): Promise<void> {
         const fields = { name: app.title, provider: providerId, metaLaunchUrl: app.launchUrl };
         const existing = await this.#findApplication(app.objectName);
         if (!existing) {
             const created = await json(this.#core.coreApplicationsCreateRaw({ applicationRequest: { slug: app.objectName, ...fields } }));
-            return { pk: text(created.pk), created: true };
+            changes.applicationCreated = true;
+            // Its bindings go with it when the undo deletes it.
+            await this.#bindGroups(text(created.pk), app.groups);
+            return;
         }
 
+        changes.previousApplication = {
+            name: text(existing.name),
+            provider: existing.provider === null || existing.provider === undefined ? null : Number(existing.provider),
+            metaLaunchUrl: text(existing.meta_launch_url),
+        };
+        await recorded();
         await this.#core.coreApplicationsPartialUpdateRaw({ slug: app.objectName, patchedApplicationRequest: fields });
-        return { pk: text(existing.pk), created: false };
+        await this.#bindGroups(text(existing.pk), app.groups, async (before) => {
+            changes.previousGroups = before;
+            await recorded();
+        });
     }
 
     async #groupBindings(target: string): Promise<Json[]> {
@@ -319,10 +386,14 @@ class Authentik implements IdentityProvider {
         return bindings.filter((binding) => binding.group !== null && binding.group !== undefined);
     }
 
-    /** Binds exactly `groups` to the application (other kinds of binding are left alone); answers the groups bound before. */
-    async #bindGroups(target: string, groups: string[]): Promise<string[]> {
+    /**
+     * Binds exactly `groups` to the application (other kinds of binding are left alone); answers the groups bound
+     * before, also to `found` before the first change.
+     */
+    async #bindGroups(target: string, groups: string[], found?: (before: string[]) => void | Promise<void>): Promise<string[]> {
         const bindings = await this.#groupBindings(target);
         const before = bindings.map((binding) => text(binding.group));
+        await found?.(before);
         for (const binding of bindings) {
             if (!groups.includes(text(binding.group))) {
                 await this.#policies.policiesBindingsDestroyRaw({ policyBindingUuid: text(binding.pk) });
@@ -338,19 +409,20 @@ class Authentik implements IdentityProvider {
         return before;
     }
 
-    async #addToOutpost(outpost: string, providerId: number, serialise: Serialise): Promise<boolean> {
-        return await serialise(`authentik-outpost:${outpost}`, async () => {
+    /** Adds the provider to the outpost unless it is there; `adding` is awaited just before it is added. */
+    async #addToOutpost(outpost: string, providerId: number, serialise: Serialise, adding: () => Promise<void>): Promise<void> {
+        await serialise(`authentik-outpost:${outpost}`, async () => {
             const current = await json(this.#outposts.outpostsInstancesRetrieveRaw({ uuid: outpost }));
             const providers = ((current.providers as number[] | undefined) ?? []).map(Number);
             if (providers.includes(providerId)) {
-                return false;
+                return;
             }
 
+            await adding();
             await this.#outposts.outpostsInstancesPartialUpdateRaw({
                 uuid: outpost,
                 patchedOutpostRequest: { providers: [...providers, providerId] },
             });
-            return true;
         });
     }
 
@@ -363,31 +435,27 @@ class Authentik implements IdentityProvider {
         });
     }
 
-    async ensureForwardAuthApp(app: ForwardAuthApp, serialise: Serialise): Promise<ForwardAuthChanges> {
-        return await this.#call(`setting up ${app.objectName}`, async () => {
-            const provider = await this.#ensureProvider(app);
-            const application = await this.#ensureApplication(app, provider.id);
-            const before = await this.#bindGroups(application.pk, app.groups);
-            const addedToOutpost = await this.#addToOutpost(app.outpost, provider.id, serialise);
-            return {
-                providerId: provider.id,
-                applicationSlug: app.objectName,
-                providerCreated: provider.created,
-                applicationCreated: application.created,
-                previousGroups: application.created ? null : before,
-                previousProvider: provider.previous,
-                addedToOutpost,
-            };
+    async ensureForwardAuthApp(
+        app: ForwardAuthApp,
+        serialise: Serialise,
+        changes: ForwardAuthChanges,
+        recorded: () => Promise<void> = () => Promise.resolve(),
+    ): Promise<void> {
+        await this.#call(`setting up ${app.objectName}`, async () => {
+            const providerId = await this.#ensureProvider(app, changes, recorded);
+            await this.#ensureApplication(app, providerId, changes, recorded);
+            await this.#addToOutpost(app.outpost, providerId, serialise, async () => {
+                changes.addedToOutpost = true;
+                await recorded();
+            });
         });
     }
 
     async undoForwardAuthApp(app: ForwardAuthApp, changes: ForwardAuthChanges): Promise<void> {
         await this.#call(`undoing the changes to ${app.objectName}`, async () => {
-            if (changes.applicationCreated) {
-                await this.#core.coreApplicationsDestroyRaw({ slug: changes.applicationSlug });
-            } else if (changes.previousGroups) {
-                const application = await json(this.#core.coreApplicationsRetrieveRaw({ slug: changes.applicationSlug }));
-                await this.#bindGroups(text(application.pk), changes.previousGroups);
+            await this.#undoApplication(changes.applicationSlug, changes);
+            if (changes.providerId === null) {
+                return;
             }
 
             if (changes.providerCreated) {
@@ -416,7 +484,24 @@ class Authentik implements IdentityProvider {
                 throw new IdpError('not-found', `authentik has no application ${objectName}: deploy the app first`);
             }
 
-            return await this.#bindGroups(text(application.pk), groups);
+            const target = text(application.pk);
+            const seen: { before?: string[] } = {};
+            try {
+                return await this.#bindGroups(target, groups, (before) => {
+                    seen.before = before;
+                });
+            } catch (error) {
+                const failure = await asIdpError(error, this.#url, `binding groups to ${objectName}`);
+                if (seen.before) {
+                    // What the call had changed before it failed is put back; should that fail too, both are told.
+                    await this.#bindGroups(target, seen.before).catch(async (undoError: unknown) => {
+                        const undo = await asIdpError(undoError, this.#url, `putting back the groups of ${objectName}`);
+                        throw new IdpError(failure.reason, `${failure.message}; ${undo.message}`);
+                    });
+                }
+
+                throw failure;
+            }
         });
     }
 
@@ -475,8 +560,8 @@ class Authentik implements IdentityProvider {
         return { nameId: text(nameId), attributes: attributes.map(text) };
     }
 
-    async ensureSamlProvider(app: SamlApp): Promise<SamlChanges> {
-        return await this.#call(`setting up ${app.objectName}`, async () => {
+    async ensureSamlProvider(app: SamlApp, changes: SamlChanges, recorded: () => Promise<void> = () => Promise.resolve()): Promise<void> {
+        await this.#call(`setting up ${app.objectName}`, async () => {
             const mappings = await this.#samlMappings();
             const fields = {
                 authorizationFlow: app.authorizationFlow,
@@ -491,10 +576,11 @@ class Authentik implements IdentityProvider {
                 // Service providers such as mod_auth_mellon take the answer only by POST at their ACS.
                 spBinding: SAMLBindingsEnum.Post,
             };
-            return await this.#ensureWithApplication(app, await this.#findSamlProvider(app.objectName), {
+            await this.#ensureWithApplication(app, changes, await this.#findSamlProvider(app.objectName), {
                 create: () => json(this.#providers.providersSamlCreateRaw({ sAMLProviderRequest: { name: app.objectName, ...fields } })),
                 update: (id) => this.#providers.providersSamlPartialUpdateRaw({ id, patchedSAMLProviderRequest: fields }),
                 previous: previousSamlFields,
+                recorded,
             });
         });
     }
@@ -502,6 +588,10 @@ class Authentik implements IdentityProvider {
     async undoSamlProvider(app: SamlApp, changes: SamlChanges): Promise<void> {
         await this.#call(`undoing the changes to ${app.objectName}`, async () => {
             await this.#undoApplication(app.objectName, changes);
+            if (changes.providerId === null) {
+                return;
+            }
+
             if (changes.providerCreated) {
                 await this.#providers.providersSamlDestroyRaw({ id: changes.providerId });
             } else if (changes.previousProvider) {
@@ -528,37 +618,46 @@ class Authentik implements IdentityProvider {
         });
     }
 
-    /** Makes the provider (or updates the one there), then its application, bound to the groups; answers what changed. */
+    /** Makes the provider (or updates the one there), then its application, bound to the groups, recording each change. */
     async #ensureWithApplication(
         app: { objectName: string; title: string; launchUrl: string; groups: string[] },
+        changes: ProviderChanges,
         existing: Json | undefined,
         provider: {
             create: () => Promise<Json>;
             update: (id: number) => Promise<unknown>;
             previous: (existing: Json) => Record<string, unknown>;
+            recorded: () => Promise<void>;
         },
-    ): Promise<ProviderChanges> {
-        const providerId = existing ? Number(existing.pk) : Number((await provider.create()).pk);
+    ): Promise<void> {
+        let providerId: number;
         if (existing) {
+            providerId = Number(existing.pk);
+            changes.providerId = providerId;
+            changes.previousProvider = provider.previous(existing);
+            await provider.recorded();
             await provider.update(providerId);
+        } else {
+            providerId = recordCreatedProvider(changes, await provider.create());
+            await provider.recorded();
         }
 
-        const application = await this.#ensureApplication(app, providerId);
-        const before = await this.#bindGroups(application.pk, app.groups);
-        return {
-            providerId,
-            providerCreated: !existing,
-            applicationCreated: application.created,
-            previousProvider: existing ? provider.previous(existing) : null,
-            previousGroups: application.created ? null : before,
-        };
+        await this.#ensureApplication(app, providerId, changes, provider.recorded);
     }
 
-    /** Deletes an application the run made, or binds the groups it had before. */
-    async #undoApplication(slug: string, changes: { applicationCreated: boolean; previousGroups: string[] | null }): Promise<void> {
+    /** Deletes an application the run made, or puts back the fields and groups it had before. */
+    async #undoApplication(slug: string, changes: ApplicationChanges): Promise<void> {
         if (changes.applicationCreated) {
             await this.#core.coreApplicationsDestroyRaw({ slug });
-        } else if (changes.previousGroups) {
+            return;
+        }
+
+        const previous = changes.previousApplication;
+        if (previous) {
+            await this.#core.coreApplicationsPartialUpdateRaw({ slug, patchedApplicationRequest: previous });
+        }
+
+        if (changes.previousGroups) {
             const application = await json(this.#core.coreApplicationsRetrieveRaw({ slug }));
             await this.#bindGroups(text(application.pk), changes.previousGroups);
         }
@@ -576,7 +675,7 @@ class Authentik implements IdentityProvider {
         return found.find((mapping) => mapping.name === name);
     }
 
-    async #scopeMappings(client: OidcClient): Promise<{ pks: string[]; created: string | null }> {
+    async #scopeMappings(client: OidcClient, changes: OidcClientChanges, recorded: () => Promise<void>): Promise<string[]> {
         const managed = await this.#all((page) =>
             this.#mappings.propertymappingsProviderScopeListRaw({ managed: OIDC_SCOPES, page, pageSize: PAGE_SIZE }),
         );
@@ -589,31 +688,46 @@ class Authentik implements IdentityProvider {
             return text(found.pk);
         });
         if (!client.adminClaimFor) {
-            return { pks, created: null };
+            return pks;
         }
 
-        const claim = await this.#ensureClaimMapping(client.objectName, client.adminClaimFor);
-        return { pks: [...pks, claim.pk], created: claim.created ? claim.pk : null };
+        return [...pks, await this.#ensureClaimMapping(client.objectName, client.adminClaimFor, changes, recorded)];
     }
 
-    async #ensureClaimMapping(objectName: string, adminUser: string): Promise<{ pk: string; created: boolean }> {
+    async #ensureClaimMapping(
+        objectName: string,
+        adminUser: string,
+        changes: OidcClientChanges,
+        recorded: () => Promise<void>,
+    ): Promise<string> {
         const fields = { name: claimMappingName(objectName), scopeName: 'profile', expression: adminClaimExpression(adminUser) };
         const existing = await this.#findClaimMapping(objectName);
         if (existing) {
+            changes.previousMapping = {
+                pk: text(existing.pk),
+                fields: { name: text(existing.name), scopeName: text(existing.scope_name), expression: text(existing.expression) },
+            };
+            await recorded();
             await this.#mappings.propertymappingsProviderScopePartialUpdateRaw({
                 pmUuid: text(existing.pk),
                 patchedScopeMappingRequest: fields,
             });
-            return { pk: text(existing.pk), created: false };
+            return text(existing.pk);
         }
 
         const created = await json(this.#mappings.propertymappingsProviderScopeCreateRaw({ scopeMappingRequest: fields }));
-        return { pk: text(created.pk), created: true };
+        changes.createdMapping = text(created.pk);
+        await recorded();
+        return changes.createdMapping;
     }
 
-    async ensureOidcClient(client: OidcClient): Promise<OidcClientChanges> {
-        return await this.#call(`setting up ${client.objectName}`, async () => {
-            const mappings = await this.#scopeMappings(client);
+    async ensureOidcClient(
+        client: OidcClient,
+        changes: OidcClientChanges,
+        recorded: () => Promise<void> = () => Promise.resolve(),
+    ): Promise<void> {
+        await this.#call(`setting up ${client.objectName}`, async () => {
+            const mappings = await this.#scopeMappings(client, changes, recorded);
             const fields = {
                 authorizationFlow: client.authorizationFlow,
                 invalidationFlow: client.invalidationFlow,
@@ -623,24 +737,24 @@ class Authentik implements IdentityProvider {
                 clientSecret: client.clientSecret,
                 redirectUris: [{ matchingMode: MatchingModeEnum.Regex, url: client.redirectPattern }],
                 signingKey: client.signingKey,
-                propertyMappings: mappings.pks,
+                propertyMappings: mappings,
             };
-            const changes = await this.#ensureWithApplication(client, await this.#findOAuth2Provider(client.objectName), {
+            await this.#ensureWithApplication(client, changes, await this.#findOAuth2Provider(client.objectName), {
                 create: () =>
                     json(this.#providers.providersOauth2CreateRaw({ oAuth2ProviderRequest: { name: client.objectName, ...fields } })),
                 update: (id) => this.#providers.providersOauth2PartialUpdateRaw({ id, patchedOAuth2ProviderRequest: fields }),
                 previous: previousOAuth2Fields,
+                recorded,
             });
-            return { ...changes, createdMapping: mappings.created };
         });
     }
 
     async undoOidcClient(client: OidcClient, changes: OidcClientChanges): Promise<void> {
         await this.#call(`undoing the changes to ${client.objectName}`, async () => {
             await this.#undoApplication(client.objectName, changes);
-            if (changes.providerCreated) {
+            if (changes.providerCreated && changes.providerId !== null) {
                 await this.#providers.providersOauth2DestroyRaw({ id: changes.providerId });
-            } else if (changes.previousProvider) {
+            } else if (changes.previousProvider && changes.providerId !== null) {
                 await this.#providers.providersOauth2PartialUpdateRaw({
                     id: changes.providerId,
                     patchedOAuth2ProviderRequest: changes.previousProvider,
@@ -649,9 +763,22 @@ class Authentik implements IdentityProvider {
 
             if (changes.createdMapping) {
                 await this.#mappings.propertymappingsProviderScopeDestroyRaw({ pmUuid: changes.createdMapping });
+            } else if (changes.previousMapping) {
+                await this.#mappings.propertymappingsProviderScopePartialUpdateRaw({
+                    pmUuid: changes.previousMapping.pk,
+                    patchedScopeMappingRequest: changes.previousMapping.fields,
+                });
             }
         });
     }
+}
+
+/** Notes a provider the adapter has just made; answers its id. */
+function recordCreatedProvider(changes: { providerId: number | null; providerCreated: boolean }, created: Json): number {
+    const id = Number(created.pk);
+    changes.providerId = id;
+    changes.providerCreated = true;
+    return id;
 }
 
 function claimMappingName(objectName: string): string {

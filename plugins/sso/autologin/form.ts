@@ -12,6 +12,8 @@ import Zlib from 'node:zlib';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { CookieJar } from 'tough-cookie';
 
+import { OffOriginError, onOrigin, pathOnOrigin } from '../../../lib/app-urls.ts';
+
 import type { AutoLoginAdapter, AutoLoginOutcome, AutoLoginRequest, IssuedCookie } from './adapter-types.ts';
 
 type Element = ReturnType<typeof DomUtils.findAll>[number];
@@ -110,12 +112,15 @@ class AppClient {
         this.#deadline = Date.now() + request.timeoutMs;
     }
 
-    publicUrl(path: string | URL, base: string | URL = this.#request.origin): URL {
-        return new URL(path, base);
+    /** App-supplied text (a path, an action, a Location) as a URL on the app's public origin; else an OffOriginError. */
+    publicUrl(text: string, base: string | URL = this.#request.origin): URL {
+        return onOrigin(text, base, this.#request.origin);
     }
 
+    /** Sends to the upstream what the public URL asks, when its path and query still lead there; else an OffOriginError. */
     async send(url: URL, init: { method?: string; body?: string; referer?: string } = {}): Promise<Page> {
-        const upstream = new URL(`${url.pathname}${url.search}`, this.#request.upstream);
+        const upstream = onOrigin(`${url.pathname}${url.search}`, this.#request.upstream);
+        this.publicUrl(url.href);
         const headers: Record<string, string> = {
             ...this.#request.visitorHeaders,
             // As nginx sends them (site-render.ts PROXY_HEADERS): apps that derive names from Host see the same one.
@@ -146,12 +151,11 @@ class AppClient {
         return { url, status: response.status, location: location ? new URL(location, url) : null, html: response.body };
     }
 
-    /** GETs the URL, following redirects on the app's own origin. */
+    /** GETs the URL, following redirects; a redirect off the app's own origin is an OffOriginError, and is not followed. */
     async follow(url: URL): Promise<Page> {
         let page = await this.send(url);
         for (let hops = 0; hops < MAX_REDIRECTS && page.location && isRedirect(page.status); hops += 1) {
-            if (page.location.origin !== url.origin) break;
-            page = await this.send(page.location);
+            page = await this.send(this.publicUrl(page.location.href));
         }
 
         return page;
@@ -260,7 +264,10 @@ function sameSiteOf(value: string | undefined): IssuedCookie['sameSite'] {
     return value ? known[value.toLowerCase()] : undefined;
 }
 
-/** Every cookie the app set, re-issued for its public host: no Domain, its Path (or the default path), Secure over HTTPS. */
+/**
+ * Every cookie the app set, re-issued for its public host: no Domain, its Path (or the default path), Secure over
+ * HTTPS. Only answers from the app's own origin reach the jar: nothing is sent anywhere else.
+ */
 async function issuedCookies(client: AppClient, origin: URL): Promise<IssuedCookie[]> {
     const stored = (await client.jar.serialize()).cookies;
     const now = Date.now();
@@ -299,13 +306,12 @@ async function signIn(request: AutoLoginRequest): Promise<AutoLoginOutcome> {
     const answer =
         method === 'POST'
             ? await client.send(action, { method: 'POST', body, referer: found.page.url.href })
-            : await client.send(new URL(`${action.pathname}?${body}`, action));
+            : await client.send(client.publicUrl(`${action.pathname}?${body}`, action));
     const refused = refusal(answer, found.page);
     if (refused) return { ok: false, reason: refused };
 
     const origin = new URL(request.origin);
-    const landing =
-        answer.location && answer.location.origin === origin.origin ? `${answer.location.pathname}${answer.location.search}` : '/';
+    const landing = (answer.location && pathOnOrigin(answer.location, origin)) ?? '/';
     return { ok: true, cookies: await issuedCookies(client, origin), storage: {}, landing };
 }
 
@@ -315,6 +321,10 @@ const form: AutoLoginAdapter = {
         try {
             return await signIn(request);
         } catch (error) {
+            if (error instanceof OffOriginError) {
+                return { ok: false, reason: `refused: ${error.message}; nothing was sent there` };
+            }
+
             const cause = (error as Error & { cause?: { code?: string } }).cause?.code;
             return { ok: false, reason: `the app could not be reached at ${request.upstream} (${cause ?? (error as Error).message})` };
         }

@@ -35,6 +35,9 @@ const ROLES_OF_ROUTES = {
         'account.changePassword',
         'account.disableTotp',
         'account.enableTotp',
+        'account.endSession',
+        'account.listSessions',
+        'account.regenerateRecoveryCodes',
         'account.updateProfile',
         'apps.getApp',
         'apps.listApps',
@@ -54,6 +57,7 @@ const ROLES_OF_ROUTES = {
         'runs.streamRun',
         'status.getAppLogs',
         'status.getAppStatus',
+        'status.streamAppLogs',
     ],
     editor: [
         'access.listAccessGroups',

@@ -7,9 +7,10 @@ import * as Lab from '@hapi/lab';
 import Hapi from '@hapi/hapi';
 
 import { registerErrorShapes } from '../../../lib/errors.ts';
-import { gitOperations, readSwagger, registerGitApi } from '../../../lib/spec/git-loader.ts';
+import { gitOperations, readSwagger, registerGitApi, type SwaggerDocument } from '../../../lib/spec/git-loader.ts';
 import { GIT_SWAGGER_FILE } from '../../../server.ts';
 import { createTestServer, createTestUser, temporaryDirectory, type TestServer } from '../../helpers/server.ts';
+import { swaggerDocumentErrors } from '../../helpers/swagger-document.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -346,6 +347,29 @@ describe('the git API loader', () => {
             expect(response.statusCode).to.equal(200);
             expect(String(response.headers['content-type'])).to.startWith('application/json');
             expect(JSON.parse(response.payload)).to.equal(JSON.parse(Fs.readFileSync(GIT_SWAGGER_FILE, 'utf8')));
+        });
+
+        it('serves a document that passes Swagger 2.0 validation', async () => {
+            const response = await context.server.inject('/swagger.v1.json');
+            expect(swaggerDocumentErrors(JSON.parse(response.payload) as Record<string, unknown>)).to.equal([]);
+        });
+
+        it('finds what Swagger 2.0 validation finds wrong', () => {
+            const document = JSON.parse(Fs.readFileSync(GIT_SWAGGER_FILE, 'utf8')) as SwaggerDocument;
+            const { paths, definitions } = document;
+            const user = paths['/admin/users/{username}'] ?? {};
+            Object.assign(user.delete ?? {}, { responses: { '204': {} }, parameters: [] });
+            Object.assign(user.patch ?? {}, { operationId: 'adminCreateUser', responses: { '200': { $ref: '#/responses/Nowhere' } } });
+            definitions.CreateUserOption = { ...definitions.CreateUserOption, required: ['username', 'nickname'] };
+            expect(swaggerDocumentErrors(document as unknown as Record<string, unknown>)).to.equal([
+                "/paths/~1admin~1users~1{username}/delete/responses/204 must have required property 'description'",
+                "/paths/~1admin~1users~1{username}/delete/responses/204 must have required property '$ref'",
+                '/paths/~1admin~1users~1{username}/delete/responses/204 must match exactly one schema in oneOf',
+                '#/responses/Nowhere does not resolve',
+                'DELETE /admin/users/{username}: path parameters [] do not match placeholders [username]',
+                'PATCH /admin/users/{username}: operationId adminCreateUser is not unique',
+                '/definitions/CreateUserOption: required property nickname is not declared',
+            ]);
         });
 
         it('serves a Swagger UI page at /api/swagger with its assets', async () => {

@@ -7,4 +7,5 @@
 export { AuthentikStandIn, DEFAULT_VERSION, startAuthentikStandIn, type StandInOptions, type StandInState } from './stand-in.ts';
 export type { StandInUser } from './directory.ts';
 export type { RecordedRequest } from './server.ts';
+export type { FailureRule } from './failures.ts';
 export { type BrowserOptions, type BrowserResponse, ForwardAuthBrowser, type Visit } from './browser.ts';

@@ -2,7 +2,7 @@
  * The stand-in's one HTTP server, as authentik's server container routes: `/api/v3/*` to the admin API,
  * `/outpost.goauthentik.io/*` to the embedded outpost, OAuth2/OpenID requests to their OpenID provider, the rest to
  * authentik's pages. Every request is recorded; while `down` an API request gets its connection reset, as from a
- * server that is not there.
+ * server that is not there; an API request a failure rule chooses gets the rule's status (failures.ts).
  */
 import type Http from 'node:http';
 
@@ -28,22 +28,30 @@ export interface ServerParts {
     outpost: EmbeddedOutpost;
     openid: OpenIdEndpoints;
     isDown(): boolean;
+    /** The answer of a failure rule that chose this API request (path below /api/v3), if one did. */
+    failure(method: string, path: string): Reply | undefined;
     record(request: RecordedRequest): void;
     /** Told a failure of the stand-in itself. */
     violation(text: string): void;
 }
 
+const isApiPath = (path: string): boolean => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
+
 function route(parts: ServerParts, request: WebRequest): Reply {
     const path = request.url.pathname;
-    if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
-        return parts.api.handle({
-            method: request.method,
-            path: path.slice(API_PREFIX.length) || '/',
-            query: request.url.searchParams,
-            authorization: request.headers.authorization,
-            contentType: request.headers['content-type'],
-            body: request.body,
-        });
+    if (isApiPath(path)) {
+        const apiPath = path.slice(API_PREFIX.length) || '/';
+        return (
+            parts.failure(request.method, apiPath) ??
+            parts.api.handle({
+                method: request.method,
+                path: apiPath,
+                query: request.url.searchParams,
+                authorization: request.headers.authorization,
+                contentType: request.headers['content-type'],
+                body: request.body,
+            })
+        );
     }
 
     if (path.startsWith(`${OUTPOST_PREFIX}/`)) {
@@ -58,7 +66,7 @@ export function requestListener(parts: ServerParts): Http.RequestListener {
         const method = request.method ?? 'GET';
         const path = request.url ?? '/';
         const url = new URL(path, 'http://stand-in.invalid');
-        if (parts.isDown() && (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`))) {
+        if (parts.isDown() && isApiPath(url.pathname)) {
             parts.record({ method, path, status: 0 });
             request.socket.resetAndDestroy();
             return;

@@ -28,6 +28,7 @@ import {
     versionDropsSessionUsers,
 } from './directory.ts';
 import { EmbeddedOutpost } from './embedded-outpost.ts';
+import { FailureRules } from './failures.ts';
 import { flowOperations, seedFlows, showFlow } from './flows.ts';
 import type { Json, WebRequest } from './http.ts';
 import { oauth2ProviderOperations, showOAuth2Provider } from './oauth2-providers.ts';
@@ -177,6 +178,8 @@ export class AuthentikStandIn {
     readonly requests: RecordedRequest[] = [];
     /** While true, every /api/v3 request has its connection reset. */
     down = false;
+    /** Requests a test wants refused: `failures.add({ method: 'PATCH', path: /^\/outposts\//, nth: 1, status: 500 })`. */
+    readonly failures = new FailureRules();
     readonly #server: Http.Server;
     readonly #store: Store;
 
@@ -199,7 +202,19 @@ export class AuthentikStandIn {
         const outpost = new EmbeddedOutpost(this.#store, web);
         const openid = new ProtocolEndpoints(this.#store, web, violation, new SamlEndpoints(this.#store, web, violation));
         const record = (request: RecordedRequest) => this.requests.push(request);
-        server.on('request', requestListener({ api, web, outpost, openid, isDown: () => this.down, record, violation }));
+        server.on(
+            'request',
+            requestListener({
+                api,
+                web,
+                outpost,
+                openid,
+                isDown: () => this.down,
+                failure: (method, path) => this.failures.failure(method, path),
+                record,
+                violation,
+            }),
+        );
     }
 
     /** Adds a group; answers its pk (a uuid). */

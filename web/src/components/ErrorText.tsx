@@ -1,4 +1,5 @@
 import type { ApiError } from '../api.ts';
+import { withoutFieldName } from '../words.ts';
 
 export interface ErrorTextProps {
     /** The API's `{error}` text (an ApiError's message), or a message of the page's own. */
@@ -9,7 +10,8 @@ export interface ErrorTextProps {
 
 /** An error shown next to what caused it; announced when it appears. */
 export function ErrorText(props: ErrorTextProps) {
-    const message = typeof props.error === 'string' ? props.error : props.error?.message;
+    const raw = typeof props.error === 'string' ? props.error : props.error?.message;
+    const message = raw ? withoutFieldName(raw) : raw;
     if (!message) {
         return null;
     }

@@ -48,9 +48,7 @@ export function Findings(props: FindingsProps) {
                         checked={props.accepted === true}
                         onChange={(event) => props.onAcceptedChange?.(event.currentTarget.checked)}
                     />{' '}
-                    <label for={acceptId}>
-                        I accept {risks === 1 ? 'this risk' : `these ${risks} risks`} (sent as <code>acceptRisks</code>)
-                    </label>
+                    <label for={acceptId}>I accept {risks === 1 ? 'this risk' : `these ${risks} risks`}</label>
                 </p>
             ) : null}
         </div>

@@ -8,37 +8,62 @@ import type { HostConfig } from '../../../../lib/config.ts';
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadIdpKind } from '../../../idp/idp-kinds.ts';
-import type { MethodSettings } from '../../../sso/method-types.ts';
+import type { MethodSettings, SignInMethod } from '../../../sso/method-types.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, oidcObjectName } from '../../../sso/oidc.ts';
 import { samlObjectName } from '../../../sso/saml.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { type Detection, type Evidence, evidence } from '../evidence/evidence-service.ts';
+import { appliedRecipeProblems } from '../recipes/recipe-files.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import type { Recipe } from '../recipes/recipe-types.ts';
 import { METHOD_STEP, SIGN_IN_STEP } from '../engine/access-steps.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
+import { appGateway, dockerClient } from '../host/docker-client.ts';
 import { siteAddress } from './sign-in-check.ts';
 
 type OptionSection = 'recommended' | 'evidence' | 'last-resort' | 'more' | 'own';
 const SECTION_ORDER: OptionSection[] = ['recommended', 'evidence', 'last-resort', 'more', 'own'];
-const SINGLE_SIGN_ON = new Set(['oidc', 'saml', 'header', 'none', 'basic']);
 
 /** Where a method goes in the account list (the seed's order), from what speaks for it. */
-function sectionOf(method: string, found: Evidence | undefined, ssoKnown: boolean): OptionSection {
-    if (method === 'own') {
+function sectionOf(method: SignInMethod | undefined, found: Evidence | undefined, ssoKnown: boolean, recipeUsable: boolean): OptionSection {
+    if (method && !method.singleSignOn) {
         return 'own';
     }
 
-    if (found?.flags.recipe && found.level === 'tested' && !found.flags.paidOnly) {
+    if (found?.flags.recipe && found.level === 'tested' && !found.flags.paidOnly && recipeUsable) {
         return 'recommended';
     }
 
-    if (found) {
-        return 'evidence';
+    // One shared account for everyone: the last resort, and only when no single sign-on method is known at all.
+    if (method?.lastResort) {
+        return ssoKnown ? 'more' : 'last-resort';
     }
 
-    return method === 'autologin' && !ssoKnown ? 'last-resort' : 'more';
+    return found ? 'evidence' : 'more';
+}
+
+/**
+ * What applying the recipe changes in the app, for a person to review before choosing it: where it comes from, the
+ * paths and variables it sets, the steps and commands, and why it cannot be applied when it fails the checks.
+ */
+function recipeChanges(recipe: Recipe) {
+    return {
+        recipe: recipe.id,
+        title: recipe.title,
+        from:
+            recipe.origin.kind === 'saved'
+                ? `saved from the app ${recipe.origin.app} by ${recipe.origin.savedBy} on ${recipe.origin.savedAt}`
+                : 'a recipe file',
+        ...(recipe.login ? { login: recipe.login } : {}),
+        ...(recipe.samlAcs ? { samlAcs: recipe.samlAcs } : {}),
+        ...(recipe.redirect ? { redirect: recipe.redirect } : {}),
+        env: recipe.env ?? {},
+        remove: recipe.remove ?? [],
+        steps: recipe.steps ?? [],
+        init: recipe.init ?? [],
+        problems: appliedRecipeProblems(recipe),
+    };
 }
 
 /**
@@ -46,14 +71,19 @@ function sectionOf(method: string, found: Evidence | undefined, ssoKnown: boolea
  * with its level and sources; auto-login with a shared account as the last resort when no single sign-on method is
  * known; the rest (behind "more"); the app's own login apart, as it is not single sign-on.
  */
-async function options(detection: Detection) {
+async function options(detection: Detection, recipe: Recipe | undefined) {
     const byMethod = new Map(detection.evidence.map((item) => [item.method, item]));
-    const ssoKnown = detection.evidence.some((item) => SINGLE_SIGN_ON.has(item.method) && !item.flags.paidOnly);
     const names = methodNames();
     const methods = await Promise.all(names.map((name) => loadMethod(name)));
+    const plugins = new Map(names.map((name, index) => [name, methods[index]]));
+    const ssoKnown = detection.evidence.some((item) => {
+        const method = plugins.get(item.method);
+        return method?.singleSignOn === true && !method.lastResort && !item.flags.paidOnly;
+    });
     const listed = names.map((name, index) => {
         const found = byMethod.get(name);
-        const section = sectionOf(name, found, ssoKnown);
+        const applies = recipe?.method === name ? recipeChanges(recipe) : undefined;
+        const section = sectionOf(methods[index], found, ssoKnown, (applies?.problems.length ?? 0) === 0);
         return {
             method: name,
             title: methods[index]?.title ?? name,
@@ -64,6 +94,7 @@ async function options(detection: Detection) {
             sources: found?.sources ?? [],
             paidOnly: found?.flags.paidOnly ?? false,
             recommended: section === 'recommended',
+            ...(applies ? { applies } : {}),
         };
     });
     const evidenceRank = (method: string) => detection.evidence.findIndex((item) => item.method === method);
@@ -77,12 +108,16 @@ function information(detection: Detection) {
     return detection.evidence.filter((item) => item.flags.informationOnly).map((item) => ({ method: item.method, sources: item.sources }));
 }
 
-/** The last sign-in check of the app's runs: the method's own when it has one, else forward auth's. */
+/**
+ * The last sign-in check of the app's runs that succeeded: the method's own when it has one, else forward auth's.
+ * A rolled-back run's check was of a method that is no longer in force.
+ */
 export async function lastCheck(server: Server, app: string) {
     const row = await server.app
         .knex('dp_run_events')
         .join('dp_runs', 'dp_runs.id', 'dp_run_events.run_id')
         .where('dp_runs.app_name', app)
+        .where('dp_runs.state', 'succeeded')
         .whereIn('dp_run_events.step', [SIGN_IN_STEP, METHOD_STEP])
         .orderBy([
             { column: 'dp_run_events.run_id', order: 'desc' },
@@ -101,6 +136,8 @@ export interface OpenedSecrets {
     adminEmail?: boolean;
     /** Read the SAML provider's certificate from the identity provider (for the values shown, not for runs). */
     samlCertificate?: boolean;
+    /** Ask the Docker engine for the app network's gateway (for the header method's values shown, not for runs). */
+    gateway?: boolean;
 }
 
 /** The method that applies to an app, and its recipe when the recipe says how to set that method up in the app. */
@@ -119,10 +156,15 @@ export async function appliedMethod(server: Server, app: AppRecord): Promise<App
 
 /** The app's OpenID client as its secrets and the connected provider describe it; only when its method is OpenID Connect. */
 async function oidcOf(server: Server, app: AppRecord, method: string, revealSecret: boolean): Promise<MethodSettings['oidc']> {
-    const connection = await idpConnection(server).stored();
+    const connection = method === 'oidc' ? await idpConnection(server).stored() : undefined;
+    if (!connection) {
+        return undefined;
+    }
+
+    // Opened only for an app signed in with OpenID Connect, whose client ID (not a secret) is shown.
     const secrets = await apps(server).secretsOf(app.name);
     const clientId = secrets[CLIENT_ID_VARIABLE];
-    if (method !== 'oidc' || !connection || !clientId) {
+    if (!clientId) {
         return undefined;
     }
 
@@ -172,10 +214,13 @@ export async function methodSettingsOf(server: Server, app: AppRecord, opened: O
     const adminEmail = opened.adminEmail ? await adminEmailOf(server, app.draft.adminUser) : undefined;
     const samlAcs = app.draft.samlAcs ?? recipe?.samlAcs;
     const login = app.draft.login ?? recipe?.login;
+    // Asked of the engine only where it is shown: the header method's trusted address.
+    const gateway = opened.gateway && method === 'header' && app.state !== 'draft' ? await appGateway(dockerClient(), app.name) : undefined;
     return {
         app: app.name,
         domain: app.domain,
         origin: siteAddress({ host, domain: app.domain, https: siteHasTls(app.draft.nginx) }).origin,
+        ...(gateway ? { gateway } : {}),
         ...(app.draft.adminUser ? { adminUser: app.draft.adminUser } : {}),
         ...(adminEmail ? { adminEmail } : {}),
         ...(samlAcs ? { samlAcs } : {}),
@@ -205,20 +250,57 @@ function recipeShown(recipe: Recipe): NonNullable<MethodSettings['recipe']> {
     };
 }
 
+type KnownOptions = { options: Awaited<ReturnType<typeof options>>; information: ReturnType<typeof information> };
+
+const KEPT_IDENTITIES = 1000;
+/** The options and information of each image reference and recipe, per server, while the recipes stay the same. */
+const keptIdentities = new WeakMap<Server, Map<string, { recipesVersion: number; known: Promise<KnownOptions> }>>();
+
+/**
+ * The methods to choose from and the information, worked out once per image reference (image and tag) and recipe,
+ * and kept until a recipe is saved (the recipes' version) or the app's image, tag or recipe changes.
+ */
+function knownOptions(server: Server, app: AppRecord, recipe: Recipe | undefined): Promise<KnownOptions> {
+    const recipesVersion = recipes(server).version;
+    const key = JSON.stringify([app.image ?? app.name, app.tag, recipe?.id ?? null]);
+    const kept = keptIdentities.get(server) ?? new Map<string, { recipesVersion: number; known: Promise<KnownOptions> }>();
+    keptIdentities.set(server, kept);
+    const entry = kept.get(key);
+    if (entry && entry.recipesVersion === recipesVersion) {
+        return entry.known;
+    }
+
+    const known = (async () => {
+        // What the image's own documentation says (registry description, OCI labels, README): read through the hub's caches.
+        const found = app.image ? await evidence(server).foundInDocs(`${app.image}:${app.tag || 'latest'}`) : [];
+        const detection = await evidence(server).detect(app.image ?? app.name, found, recipe);
+        return { options: await options(detection, recipe), information: information(detection) };
+    })();
+    known.catch(() => kept.delete(key));
+    if (kept.size >= KEPT_IDENTITIES) {
+        kept.delete(kept.keys().next().value as string);
+    }
+
+    kept.set(key, { recipesVersion, known });
+    return known;
+}
+
 /** `revealSecrets`: the caller may see the app's secrets (editors and admins), so the OpenID client secret too. */
 export async function describeIdentity(server: Server, app: AppRecord, revealSecrets: boolean) {
     const account = app.draft.account ?? '';
     const applied = await appliedMethod(server, app);
-    const detection = await evidence(server).detect(app.image ?? app.name, [], await recipes(server).forApp(app));
+    const known = await knownOptions(server, app, await recipes(server).forApp(app));
     const method = applied.method === '' ? undefined : await loadMethod(applied.method);
     return {
         account,
         method: applied.method,
         recipe: applied.recipe ? { id: applied.recipe.id, title: applied.recipe.title, level: applied.recipe.level } : null,
         adminUser: app.draft.adminUser ?? null,
-        options: await options(detection),
-        information: information(detection),
-        values: method ? method.values(await methodSettingsOf(server, app, { clientSecret: revealSecrets, samlCertificate: true })) : {},
+        options: known.options,
+        information: known.information,
+        values: method
+            ? method.values(await methodSettingsOf(server, app, { clientSecret: revealSecrets, samlCertificate: true, gateway: true }))
+            : {},
         check: await lastCheck(server, app.name),
     };
 }

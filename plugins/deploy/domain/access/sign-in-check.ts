@@ -4,6 +4,7 @@
  * outpost's redirect away to the provider, which it gives only when it knows the app's host.
  */
 import type { HostConfig } from '../../../../lib/config.ts';
+import { onOrigin } from '../../../../lib/app-urls.ts';
 import { checkHttp } from '../host/http-check.ts';
 
 const OUTPOST_START = '/outpost.goauthentik.io/start';
@@ -30,9 +31,15 @@ export function siteAddress(target: SignInTarget): { origin: string; hostHeader:
     return { origin: `${scheme}://${hostHeader}`, hostHeader, local: `${scheme}://127.0.0.1:${port}` };
 }
 
+/** Where a visitor opens the app: its HTTPS address, with nginx's port when that is not 443. */
+export function appUrl(host: HostConfig, domain: string): string {
+    return `${siteAddress({ host, domain, https: true }).origin}/`;
+}
+
 async function get(target: SignInTarget, path: string) {
     const address = siteAddress(target);
-    return await checkHttp({ url: new URL(path, address.local), host: address.hostHeader, timeoutMs: 5000, skipVerification: true });
+    // The outpost's answer names the next hop: it is asked only on the site's own address.
+    return await checkHttp({ url: onOrigin(path, address.local), host: address.hostHeader, timeoutMs: 5000, skipVerification: true });
 }
 
 function pathOf(location: string, origin: string): string {

@@ -3,7 +3,8 @@ import Crypto from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 
 import { sha256Hex } from '../../../../lib/crypto.ts';
-import { now } from '../../../../lib/database.ts';
+import { now, toRfc3339 } from '../../../../lib/database.ts';
+import { NotFoundError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { type DeployUser, deployUserFromRow } from './user-service.ts';
 
@@ -13,6 +14,18 @@ export interface DeploySession {
     mfaPending: boolean;
     expiresAt: number;
 }
+
+/** A signed-in session as its user sees it in the list: never its secret, nor the secret's hash. */
+export interface SessionSummary {
+    id: number;
+    createdAt: string;
+    lastSeenAt: string;
+    clientAddress: string;
+    current: boolean;
+}
+
+/** Last seen is written at most this often, not on every request. */
+const LAST_SEEN_STEP_MS = 60_000;
 
 /**
  * Server-side sessions: the cookie carries a random id, the database only its SHA-256, so logging out,
@@ -50,7 +63,13 @@ export class SessionService {
             .knex('dp_sessions')
             .join('dp_users', 'dp_users.id', 'dp_sessions.user_id')
             .where({ 'dp_sessions.id_hash': sha256Hex(sessionId) })
-            .first('dp_users.*', 'dp_sessions.id as session_id', 'dp_sessions.mfa_pending', 'dp_sessions.expires_at');
+            .first(
+                'dp_users.*',
+                'dp_sessions.id as session_id',
+                'dp_sessions.mfa_pending',
+                'dp_sessions.expires_at',
+                'dp_sessions.last_seen_at',
+            );
         if (!row || Number(row.expires_at) <= now()) {
             return undefined;
         }
@@ -58,6 +77,10 @@ export class SessionService {
         const user = deployUserFromRow(row);
         if (user.disabled) {
             return undefined;
+        }
+
+        if (now() - Number(row.last_seen_at) >= LAST_SEEN_STEP_MS) {
+            await this.#server.app.knex('dp_sessions').where({ id: row.session_id }).update({ last_seen_at: now() });
         }
 
         return {
@@ -73,6 +96,34 @@ export class SessionService {
 
     async completeMfa(sessionId: number): Promise<void> {
         await this.#server.app.knex('dp_sessions').where({ id: sessionId }).update({ mfa_pending: false, last_seen_at: now() });
+    }
+
+    /** The user's signed-in sessions (not those still waiting for a second factor), the latest seen first. */
+    async listFor(userId: number, currentSessionId: number): Promise<SessionSummary[]> {
+        const rows = await this.#server.app
+            .knex('dp_sessions')
+            .where({ user_id: userId, mfa_pending: false })
+            .where('expires_at', '>', now())
+            .orderBy([
+                { column: 'last_seen_at', order: 'desc' },
+                { column: 'id', order: 'desc' },
+            ])
+            .select('id', 'created_at', 'last_seen_at', 'client_address');
+        return rows.map((row) => ({
+            id: Number(row.id),
+            createdAt: toRfc3339(Number(row.created_at)),
+            lastSeenAt: toRfc3339(Number(row.last_seen_at)),
+            clientAddress: String(row.client_address),
+            current: Number(row.id) === currentSessionId,
+        }));
+    }
+
+    /** Ends one of the user's own sessions; another user's is not found. */
+    async endOwn(userId: number, sessionId: number): Promise<void> {
+        const ended = await this.#server.app.knex('dp_sessions').where({ id: sessionId, user_id: userId }).delete();
+        if (ended === 0) {
+            throw new NotFoundError('no such session');
+        }
     }
 
     async end(sessionId: number): Promise<void> {

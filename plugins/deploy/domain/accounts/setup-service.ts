@@ -30,7 +30,8 @@ export class SetupService {
         this.#server = server;
     }
 
-    get #tokenFile(): string {
+    /** Where the setup token waits until the first administrator exists (shown on the setup page meanwhile). */
+    get tokenFile(): string {
         return Path.join(this.#server.app.config.dataDir, 'setup-token');
     }
 
@@ -41,13 +42,13 @@ export class SetupService {
     /** At start: makes (or keeps) the setup token while no user exists; returns it so it can be logged. */
     async ensureToken(): Promise<string | undefined> {
         if (!(await this.needsSetup())) {
-            Fs.rmSync(this.#tokenFile, { force: true });
+            Fs.rmSync(this.tokenFile, { force: true });
             return undefined;
         }
 
         const stored = await settings(this.#server).get<string>(TOKEN_SETTING);
-        if (stored && Fs.existsSync(this.#tokenFile)) {
-            const token = Fs.readFileSync(this.#tokenFile, 'utf8').trim();
+        if (stored && Fs.existsSync(this.tokenFile)) {
+            const token = Fs.readFileSync(this.tokenFile, 'utf8').trim();
             if (sha256Hex(token) === stored) {
                 return token;
             }
@@ -56,8 +57,8 @@ export class SetupService {
         const token = Crypto.randomBytes(24).toString('base64url');
         await settings(this.#server).set(TOKEN_SETTING, sha256Hex(token));
         Fs.mkdirSync(this.#server.app.config.dataDir, { recursive: true });
-        Fs.rmSync(this.#tokenFile, { force: true });
-        Fs.writeFileSync(this.#tokenFile, `${token}\n`, { mode: 0o600 });
+        Fs.rmSync(this.tokenFile, { force: true });
+        Fs.writeFileSync(this.tokenFile, `${token}\n`, { mode: 0o600 });
         return token;
     }
 
@@ -80,7 +81,7 @@ export class SetupService {
             await trx('instance_settings').where({ name: TOKEN_SETTING }).delete();
             return created;
         });
-        Fs.rmSync(this.#tokenFile, { force: true });
+        Fs.rmSync(this.tokenFile, { force: true });
         return user;
     }
 }

@@ -6,7 +6,7 @@ import { OidcSignInError, oidc, type PendingSignIn } from '../oidc/oidc-service.
 import { type AuditEntry, audit } from './audit-service.ts';
 import { loginLimiter } from './login-limiter.ts';
 import { sessions } from './session-service.ts';
-import { totp } from './totp-service.ts';
+import { type CodeCheck, totp } from './totp-service.ts';
 import { type DeployUser, deployUsers } from './user-service.ts';
 
 /** A refused password or code: 401, saying no more than which of them was wrong. */
@@ -74,12 +74,16 @@ export class SignInService {
 
     /** The second factor of a session that waits for it. */
     async withCode(user: DeployUser, code: string, client: SignInClient): Promise<SignedIn> {
-        const valid = await loginLimiter(this.#server).guard(user.email, client.address, () =>
-            totp(this.#server).verifyCode(user.id, code),
-        );
+        let check = 'refused' as CodeCheck;
+        const valid = await loginLimiter(this.#server).guard(user.email, client.address, async () => {
+            check = await totp(this.#server).checkCode(user.id, code);
+            return check === 'accepted';
+        });
         if (!valid) {
             await this.#record(client, { actor: user, action: 'auth.mfa', target: user.email, outcome: 'failure' });
-            throw new SignInRefusedError('the code is not valid');
+            throw new SignInRefusedError(
+                check === 'reused' ? 'this code was already used: wait for the next one from your app' : 'the code is not valid',
+            );
         }
 
         const sid = await this.#rotate(client, user, false);

@@ -1,6 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { Server } from '@hapi/hapi';
+import type { Knex } from 'knex';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 
@@ -14,6 +15,9 @@ const PERIOD_SECONDS = 30;
 const RECOVERY_CODES = 10;
 const ISSUER = 'Gatehouse';
 
+/** How a code check went: a current code already used within its window is `reused`. */
+export type CodeCheck = 'accepted' | 'refused' | 'reused';
+
 export interface TotpSetup {
     secret: string;
     otpauthUri: string;
@@ -24,6 +28,14 @@ export interface TotpSetup {
 function recoveryCode(): string {
     const raw = Crypto.randomBytes(5).toString('hex');
     return `${raw.slice(0, 5)}-${raw.slice(5)}`;
+}
+
+/** Stores only the codes' hashes; the codes themselves are returned to be shown once. */
+async function replaceRecoveryCodes(trx: Knex.Transaction, userId: number): Promise<string[]> {
+    const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
+    await trx('dp_recovery_codes').where({ user_id: userId }).delete();
+    await trx('dp_recovery_codes').insert(codes.map((code) => ({ user_id: userId, code_hash: sha256Hex(code) })));
+    return codes;
 }
 
 /**
@@ -64,8 +76,7 @@ export class TotpService {
             throw new ValidationError('code: the code is not valid');
         }
 
-        const codes = Array.from({ length: RECOVERY_CODES }, recoveryCode);
-        await this.#server.app.knex.transaction(async (trx) => {
+        return await this.#server.app.knex.transaction(async (trx) => {
             await trx('dp_users').where({ id: user.id }).update({
                 totp_secret_sealed: row.totp_pending_sealed,
                 totp_pending_sealed: null,
@@ -73,10 +84,20 @@ export class TotpService {
                 totp_last_step: step,
                 updated_at: now(),
             });
-            await trx('dp_recovery_codes').where({ user_id: user.id }).delete();
-            await trx('dp_recovery_codes').insert(codes.map((code) => ({ user_id: user.id, code_hash: sha256Hex(code) })));
+            return await replaceRecoveryCodes(trx, user.id);
         });
-        return codes;
+    }
+
+    /** New recovery codes in place of all the old ones, used or not; only while two factors are on. */
+    async regenerateRecoveryCodes(userId: number): Promise<string[]> {
+        return await this.#server.app.knex.transaction(async (trx) => {
+            const row = await trx('dp_users').where({ id: userId }).first('totp_enabled');
+            if (!row?.totp_enabled) {
+                throw new ValidationError('two factors are off: turn them on first');
+            }
+
+            return await replaceRecoveryCodes(trx, userId);
+        });
     }
 
     async disable(userId: number): Promise<void> {
@@ -90,20 +111,28 @@ export class TotpService {
 
     /** A current TOTP code not used before, or an unused recovery code (used up by this call). */
     async verifyCode(userId: number, code: string): Promise<boolean> {
+        return (await this.checkCode(userId, code)) === 'accepted';
+    }
+
+    /**
+     * As verifyCode, telling a refused code from a current one that was already used (a TOTP code counts once, so
+     * the person must wait for the next one, and should be told so).
+     */
+    async checkCode(userId: number, code: string): Promise<CodeCheck> {
         const row = await this.#server.app
             .knex('dp_users')
             .where({ id: userId })
             .first('totp_secret_sealed', 'totp_last_step', 'totp_enabled');
         if (!row?.totp_enabled || !row.totp_secret_sealed) {
-            return false;
+            return 'refused';
         }
 
         const normalised = code.trim();
         if (/^\d{6}$/.test(normalised)) {
             const secret = this.#server.app.sealer.open(String(row.totp_secret_sealed), this.#aad(userId));
-            const step = await this.#matchingStep(secret, normalised, Number(row.totp_last_step));
+            const step = await this.#matchingStep(secret, normalised, 0);
             if (step === undefined) {
-                return false;
+                return 'refused';
             }
 
             // Only one request can move the last step forward past this one: a replay loses the race.
@@ -112,14 +141,14 @@ export class TotpService {
                 .where({ id: userId })
                 .where('totp_last_step', '<', step)
                 .update({ totp_last_step: step });
-            return updated === 1;
+            return updated === 1 ? 'accepted' : 'reused';
         }
 
         const used = await this.#server.app
             .knex('dp_recovery_codes')
             .where({ user_id: userId, code_hash: sha256Hex(normalised.toLowerCase()), used_at: 0 })
             .update({ used_at: now() });
-        return used === 1;
+        return used === 1 ? 'accepted' : 'refused';
     }
 
     /** The time step a code matches (one step of drift either way), if it is later than `afterStep`. */

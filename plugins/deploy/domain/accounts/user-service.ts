@@ -84,6 +84,15 @@ export class DeployUserService {
         return Number((await this.#knex('dp_users').count({ count: '*' }).first())?.count ?? 0);
     }
 
+    /** How many users there are, and how many of them are disabled: one counting query. */
+    async counts(): Promise<{ total: number; disabled: number }> {
+        const row = await this.#knex('dp_users')
+            .first()
+            .count({ total: '*' })
+            .sum({ disabled: this.#knex.raw('case when disabled then 1 else 0 end') });
+        return { total: Number(row?.total ?? 0), disabled: Number(row?.disabled ?? 0) };
+    }
+
     async byId(id: number): Promise<DeployUser | undefined> {
         const row = await this.#knex('dp_users').where({ id }).first();
         return row ? deployUserFromRow(row) : undefined;

@@ -7,14 +7,20 @@ import type { Knex } from 'knex';
 
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
+import type { Page, Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
 import { parseCompose, renderCompose } from '../compose/compose-model.ts';
+import { writeComposeText } from '../compose/compose-yaml.ts';
+import { TAG } from '../hub/image-reference.ts';
 import { catalog, splitImage } from '../catalog/catalog-service.ts';
+import { mainService } from '../recipes/recipe-compose.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import type { Recipe } from '../recipes/recipe-types.ts';
 import { defaultSite, parseSite, renderSite, sitePlaces } from '../nginx/site-model.ts';
 import { appNameProblem } from './app-names.ts';
 import { checkDraftFields, checkSecretsSize, type DraftInput, draftFromStored, type StoredDraft, storedDraftText } from './draft-shape.ts';
+import { appUrl } from '../access/sign-in-check.ts';
 
 export interface AppRecord {
     id: number;
@@ -43,6 +49,46 @@ export interface NewApp {
     tag?: string;
 }
 
+/** The filters of the apps list; `q` matches the name, title, domain or image, without regard to case. */
+export interface AppFilters {
+    q?: string;
+    state?: string;
+}
+
+/** The columns the apps list reads: nothing sealed, no draft. */
+export interface AppListRow {
+    name: string;
+    title: string;
+    state: string;
+    image: string | null;
+    tag: string;
+    domain: string;
+    account: string;
+    recipeId: string | null;
+    access: string | null;
+}
+
+const LIST_COLUMNS = ['name', 'title', 'state', 'image', 'tag', 'domain', 'account', 'recipe_id', 'access'];
+
+function toListRow(row: Record<string, unknown>): AppListRow {
+    return {
+        name: String(row.name),
+        title: String(row.title),
+        state: String(row.state),
+        image: row.image === null ? null : String(row.image),
+        tag: String(row.tag),
+        domain: String(row.domain),
+        account: String(row.account ?? ''),
+        recipeId: row.recipe_id === null || row.recipe_id === undefined ? null : String(row.recipe_id),
+        access: row.access === null || row.access === undefined ? null : String(row.access),
+    };
+}
+
+/** A LIKE pattern matching `text` anywhere, its wildcards taken literally (escaped with `!`). */
+function containsPattern(text: string): string {
+    return `%${text.toLowerCase().replace(/[!%_]/g, (character) => `!${character}`)}%`;
+}
+
 const SECRET_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 const IMAGE_REFERENCE = /^[a-z0-9]+([._/-][a-z0-9]+)*(:[0-9]{1,5}\/[a-z0-9]+([._/-][a-z0-9]+)*)?$/;
 
@@ -66,25 +112,14 @@ function toApp(row: Record<string, unknown>): AppRecord {
 }
 
 /** The compose file an app made from an image starts with: one service, published on loopback only. */
-function initialCompose(image: string, tag: string, hostPort: number, template?: Recipe): string {
-    if (template?.compose) {
-        const filled = template.compose.replaceAll('{{IMAGE}}', `${image}:${tag}`).replaceAll('{{PORT}}', String(hostPort));
-        return renderCompose(parseCompose(filled));
-    }
+const IMAGE_COMPOSE = writeComposeText({
+    services: { app: { image: '{{IMAGE}}', restart: 'unless-stopped', ports: ['127.0.0.1:{{PORT}}:80'] } },
+});
 
-    return renderCompose(
-        parseCompose(
-            [
-                'services:',
-                '  app:',
-                `    image: ${image}:${tag}`,
-                '    restart: unless-stopped',
-                '    ports:',
-                `      - "127.0.0.1:${hostPort}:80"`,
-                '',
-            ].join('\n'),
-        ),
-    );
+/** The template (a recipe's, or the image's own) with the image and port filled in as values, never as text. */
+function initialCompose(image: string, tag: string, hostPort: number, template?: Recipe): string {
+    const filled = fillYamlPlaceholders(template?.compose ?? IMAGE_COMPOSE, { IMAGE: `${image}:${tag}`, PORT: String(hostPort) });
+    return renderCompose(parseCompose(filled.text));
 }
 
 /** Apps as drafts: everything about an app before and around deployment, nothing on the host changed. */
@@ -143,8 +178,37 @@ export class AppService {
         return app;
     }
 
-    async list(): Promise<AppRecord[]> {
-        return (await this.#knex('dp_apps').orderBy('name')).map(toApp);
+    /** One page of the apps matching the filters, by name, with how many match in all; filtered and counted in SQL. */
+    async listPage(filters: AppFilters, paging: Paging): Promise<Page<AppListRow>> {
+        const matching = this.#knex('dp_apps').modify((query) => {
+            if (filters.state) {
+                query.where({ state: filters.state });
+            }
+
+            const text = filters.q?.trim();
+            if (text) {
+                const pattern = containsPattern(text);
+                query.where((inner) => {
+                    for (const column of ['name', 'title', 'domain', 'image']) {
+                        inner.orWhereRaw(`lower(??) like ? escape '!'`, [column, pattern]);
+                    }
+                });
+            }
+        });
+        const [rows, counted] = await Promise.all([
+            matching.clone().orderBy('name').limit(paging.limit).offset(paging.offset).select(LIST_COLUMNS),
+            matching.clone().count({ count: '*' }).first(),
+        ]);
+        return { items: rows.map(toListRow), total: Number(counted?.count ?? 0) };
+    }
+
+    /** How many apps there are in each state: one grouping query, no app read. */
+    async countByState(): Promise<Record<string, number>> {
+        const rows: Array<{ state: string; count: number | string }> = await this.#knex('dp_apps')
+            .groupBy('state')
+            .select('state')
+            .count({ count: '*' });
+        return Object.fromEntries(rows.map((row) => [String(row.state), Number(row.count)]));
     }
 
     async create(input: NewApp, creatorId: number): Promise<AppRecord> {
@@ -169,6 +233,10 @@ export class AppService {
         const recipe = template ?? (await recipes(this.#server).forImage(image))?.recipe;
 
         const tag = input.tag ?? importedImage?.tag ?? 'latest';
+        if (!TAG.test(tag)) {
+            throw new ValidationError('tag: 1 to 128 letters, digits, _ . or -, not starting with . or -');
+        }
+
         return await this.#knex.transaction(async (trx) => {
             if (await trx('dp_apps').where({ name: input.name }).first('id')) {
                 throw new ConflictError(`an app named ${input.name} already exists`);
@@ -216,6 +284,29 @@ export class AppService {
     }
 
     /** Saves any subset of the draft; compose and nginx text must parse, secrets are sealed apart from the rest. */
+    /**
+     * After a run that wrote the compose file succeeded, the app's image and tag are those its main service runs
+     * (a compose update may have changed the tag, or the image).
+     */
+    async followDeployedImage(name: string): Promise<void> {
+        const app = await this.require(name);
+        if (!app.image) {
+            return;
+        }
+
+        const spec = parseCompose(app.draft.compose);
+        const service = mainService(spec, { image: app.image });
+        const reference = service ? spec.services[service]?.image : undefined;
+        if (!reference || /\{\{|\$\{/.test(reference)) {
+            return;
+        }
+
+        const { image, tag } = splitImage(reference);
+        if (image !== app.image || tag !== app.tag) {
+            await this.#knex('dp_apps').where({ name }).update({ image, tag, updated_at: now() });
+        }
+    }
+
     async saveDraft(name: string, input: DraftInput): Promise<AppRecord> {
         checkDraftFields(input);
         const app = await this.require(name);
@@ -233,6 +324,10 @@ export class AppService {
             update.title = fields.title;
         }
 
+        if (fields.account !== undefined) {
+            update.account = fields.account;
+        }
+
         if (secrets !== undefined) {
             for (const key of Object.keys(secrets)) {
                 if (!SECRET_NAME.test(key)) {
@@ -243,6 +338,7 @@ export class AppService {
             const merged = { ...(await this.secretsOf(name)), ...secrets };
             checkSecretsSize(merged);
             update.secrets_sealed = this.#server.app.sealer.seal(JSON.stringify(merged), this.#aad(name, 'secrets'));
+            update.secrets_masked = JSON.stringify(maskSecrets(merged));
         }
 
         if (sharedPassword !== undefined) {
@@ -261,12 +357,41 @@ export class AppService {
             : {};
     }
 
+    /**
+     * The secrets as a viewer sees them (names, values masked), without opening them; an app whose secrets were saved
+     * before the masked copy was kept has them opened once, to write that copy.
+     */
+    async maskedSecretsOf(name: string): Promise<Record<string, string>> {
+        const row = await this.#knex('dp_apps')
+            .where({ name })
+            .first('secrets_masked', this.#knex.raw('secrets_sealed is not null as sealed'));
+        if (typeof row?.secrets_masked === 'string') {
+            return JSON.parse(row.secrets_masked) as Record<string, string>;
+        }
+
+        if (!row?.sealed) {
+            return {};
+        }
+
+        const masked = maskSecrets(await this.secretsOf(name));
+        await this.#knex('dp_apps')
+            .where({ name })
+            .update({ secrets_masked: JSON.stringify(masked) });
+        return masked;
+    }
+
     /** The shared account's password, opened: for a run's site only, never for an answer. */
     async sharedPasswordOf(name: string): Promise<string | undefined> {
         const row = await this.#knex('dp_apps').where({ name }).first('shared_password_sealed');
         return row?.shared_password_sealed
             ? this.#server.app.sealer.open(String(row.shared_password_sealed), this.#aad(name, 'shared_password'))
             : undefined;
+    }
+
+    /** Every secret value the app's containers may print: its secrets' values and the shared account's password. */
+    async knownSecretValues(name: string): Promise<string[]> {
+        const sharedPassword = await this.sharedPasswordOf(name);
+        return [...Object.values(await this.secretsOf(name)), ...(sharedPassword ? [sharedPassword] : [])];
     }
 
     /** The app's auto-login token, made and sealed on first use: for a run's site only, never for an answer. */
@@ -310,10 +435,10 @@ export class AppService {
 
     /** What the API shows of an app: secrets masked unless the caller may see them; the shared password never. */
     async toApi(app: AppRecord, revealSecrets: boolean) {
-        const secrets = await this.secretsOf(app.name);
-        const shownSecrets = Object.fromEntries(
-            Object.entries(secrets).map(([key, value]) => [key, revealSecrets ? value : maskSecret(value)]),
-        );
+        const [shownSecrets, hasSharedPassword] = await Promise.all([
+            revealSecrets ? this.secretsOf(app.name) : this.maskedSecretsOf(app.name),
+            this.hasSharedPassword(app.name),
+        ]);
         return {
             name: app.name,
             title: app.title,
@@ -321,12 +446,12 @@ export class AppService {
             image: app.image,
             tag: app.tag,
             domain: app.domain,
-            url: `https://${app.domain}/`,
+            url: appUrl(this.#server.app.config.host, app.domain),
             state: app.state,
             hostPort: app.hostPort,
             createdAt: toRfc3339(app.createdAt),
             updatedAt: toRfc3339(app.updatedAt),
-            draft: { ...app.draft, secrets: shownSecrets, hasSharedPassword: await this.hasSharedPassword(app.name) },
+            draft: { ...app.draft, secrets: shownSecrets, hasSharedPassword },
             identity: identityOf(app),
         };
     }
@@ -339,6 +464,10 @@ export function identityOf(app: AppRecord) {
 
 export function maskSecret(value: string): string {
     return value === '' ? '' : '••••••••';
+}
+
+function maskSecrets(secrets: Record<string, string>): Record<string, string> {
+    return Object.fromEntries(Object.entries(secrets).map(([key, value]) => [key, maskSecret(value)]));
 }
 
 export function generateSecret(kind: 'password' | 'hex16' | 'hex32'): string {

@@ -77,7 +77,11 @@ async function containerCheck(name: string): Promise<Check> {
 }
 
 /** Whether a name is free everywhere an app would use it: record, DNS, folder, nginx site, containers, certificate. */
-export async function checkAvailability(server: Server, name: string): Promise<Availability> {
+/**
+ * `own`: the app is judged for itself (its preview): its own record is no conflict, nor, once it is deployed, its
+ * own folder, site, containers and certificate.
+ */
+export async function checkAvailability(server: Server, name: string, own?: { state: string }): Promise<Availability> {
     const problem = appNameProblem(name);
     const service = apps(server);
     const domain = problem ? '' : service.domainOf(name);
@@ -100,13 +104,20 @@ export async function checkAvailability(server: Server, name: string): Promise<A
 
     const { certificatesDir } = server.app.config.apps;
     const existing = await service.find(name);
+    const deployed = own !== undefined && own.state !== 'draft';
+    const ownIfDeployed = (check: Check, what: string): Check =>
+        deployed && check.ok === false ? { ok: true, reason: `the app's own ${what}, from its deploy` } : check;
     const checks: Availability['checks'] = {
-        name: existing ? { ok: false, reason: `an app named ${name} exists` } : { ok: true, reason: 'the name is free' },
+        name: own
+            ? { ok: true, reason: `the name is this app's` }
+            : existing
+              ? { ok: false, reason: `an app named ${name} exists` }
+              : { ok: true, reason: 'the name is free' },
         dns: await dnsCheck(domain),
-        folder: pathCheck(service.appDir(name), 'folder'),
-        site: pathCheck(service.sitePath(name), 'nginx site'),
-        container: await containerCheck(name),
-        certificate: pathCheck(Path.join(certificatesDir, domain), 'certificate folder'),
+        folder: ownIfDeployed(pathCheck(service.appDir(name), 'folder'), 'folder'),
+        site: ownIfDeployed(pathCheck(service.sitePath(name), 'nginx site'), 'nginx site'),
+        container: ownIfDeployed(await containerCheck(name), 'containers'),
+        certificate: ownIfDeployed(pathCheck(Path.join(certificatesDir, domain), 'certificate folder'), 'certificate'),
     };
     // DNS is advice: a record can be added after the draft is made.
     const blocking = (['name', 'folder', 'site', 'container', 'certificate'] as const).some((key) => checks[key].ok === false);

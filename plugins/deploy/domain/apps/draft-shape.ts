@@ -4,10 +4,12 @@ import type Joi from 'joi';
 
 import { deployValidationMessage, ValidationError } from '../../../../lib/errors.ts';
 import { readDeploySpec } from '../../../../lib/spec/deploy-loader.ts';
-import { SchemaConverter } from '../../../../lib/spec/schema-to-joi.ts';
+import { type Definitions, SchemaConverter } from '../../../../lib/spec/schema-to-joi.ts';
+import { deploySpecDefinitions } from './spec-definitions.ts';
+import { checkAcsPath } from '../nginx/site-values.ts';
 
-export const ACCOUNT_METHODS = ['', 'recipe', 'oidc', 'saml', 'header', 'none', 'basic', 'autologin', 'own'] as const;
-export type AccountMethod = (typeof ACCOUNT_METHODS)[number];
+/** A sign-in method's name (plugins/sso/<name>.ts), 'recipe' (the recipe's), or '' (none chosen yet): see spec-definitions.ts. */
+export type AccountMethod = string;
 
 /** The draft fields the seed names; `secrets` and `sharedPassword` are kept sealed, apart from the rest. */
 export interface DraftInput {
@@ -17,7 +19,8 @@ export interface DraftInput {
     composeEditor?: 'model' | 'text';
     nginx?: string;
     nginxEditor?: 'model' | 'text';
-    auth?: { groups?: Array<{ pk: string; name: string }> };
+    /** `access`: who may reach the app, said outright (see AccessService.refuseAccidentalAccess); groups when unset. */
+    auth?: { groups?: Array<{ pk: string; name: string }>; access?: 'groups' | 'public' | 'signed-in' };
     account?: AccountMethod;
     adminUser?: string;
     samlAcs?: string;
@@ -45,20 +48,22 @@ const SEALED_FIELDS = new Set(['secrets', 'sharedPassword']);
 
 const SPEC_FILE = fileURLToPath(new URL('../../../../specs/deploy/apps.yaml', import.meta.url));
 
-let draftSchema: Joi.Schema | undefined;
+/** Built for the definitions of one start (the sign-in methods there were then). */
+let draftSchema: { definitions: Definitions; schema: Joi.Schema } | undefined;
 
 /** The saveDraft route's own payload schema (closed, bounded): one declaration for what is saved and what is read back. */
 function schema(): Joi.Schema {
-    if (!draftSchema) {
+    const definitions = deploySpecDefinitions();
+    if (draftSchema?.definitions !== definitions) {
         const payload = readDeploySpec(SPEC_FILE).routes.find((route) => route.handler === 'saveDraft')?.payload;
         if (!payload) {
             throw new Error(`${SPEC_FILE}: the saveDraft route declares no payload`);
         }
 
-        draftSchema = new SchemaConverter().toJoi(payload);
+        draftSchema = { definitions, schema: new SchemaConverter(definitions).toJoi(payload) };
     }
 
-    return draftSchema;
+    return draftSchema.schema;
 }
 
 /** Sizes that were allowed before the draft's limits: a stored field over them is kept rather than lost. */
@@ -70,11 +75,26 @@ function hasDraftShape(fields: Record<string, unknown>): boolean {
     return !error || error.details.every((detail) => SIZE_RULES.has(detail.type));
 }
 
+/** Whether the draft would take the name as its admin (or shared) account: the spec's pattern, one declaration. */
+export function isAccountName(name: string): boolean {
+    return schema().validate({ adminUser: name }).error === undefined;
+}
+
 /** Refuses draft fields the route would refuse, whoever saves them (the compose and nginx updates save into the draft too). */
 export function checkDraftFields(fields: DraftInput): void {
     const { error } = schema().validate(fields);
     if (error) {
         throw new ValidationError(deployValidationMessage(error));
+    }
+
+    checkSamlAcs(fields.samlAcs);
+}
+
+/** The SAML ACS path, served without forward auth, must open that path alone; empty clears it. */
+export function checkSamlAcs(samlAcs: string | undefined): void {
+    const problem = samlAcs ? checkAcsPath(samlAcs) : undefined;
+    if (problem) {
+        throw new ValidationError(`samlAcs: ${problem}`);
     }
 }
 

@@ -5,7 +5,7 @@ import type { Server } from '@hapi/hapi';
 
 import {
     type FileCheckOptions,
-    lintCompose,
+    lintComposeWithImages,
     lintContextFor,
     parseCompose,
     sitePortFindings,
@@ -16,6 +16,11 @@ import { checkSite, parseSite, sitePlaces } from '../nginx/site-model.ts';
 import { draftFiles } from './app-files.ts';
 import { type AppRecord, apps } from './app-service.ts';
 import { checkAvailability } from './availability.ts';
+import { idpConnection } from '../../../idp/connection-service.ts';
+import { oidcObjectName } from '../../../sso/oidc.ts';
+import { samlObjectName } from '../../../sso/saml.ts';
+import { appliedMethod } from '../access/identity.ts';
+import { accessObjectName } from '../engine/access-steps.ts';
 
 type Action = 'create' | 'update' | 'unchanged' | 'obtain' | 'keep' | 'not managed';
 
@@ -59,7 +64,7 @@ export async function previewApp(server: Server, app: AppRecord) {
     const lint: Finding[] = [
         ...(await validateCompose(spec, { secrets, checkHostPorts: false })),
         ...sitePortFindings(spec, site.spec.locations, secrets),
-        ...lintCompose(spec, lintContextFor(server.app.config, { app: app.name, values: secrets })),
+        ...(await lintComposeWithImages(spec, lintContextFor(server.app.config, { app: app.name, values: secrets }))),
         ...checkSite(site.spec, places),
     ];
     const certificateDir = Path.join(server.app.config.apps.certificatesDir, app.domain);
@@ -79,6 +84,38 @@ export async function previewApp(server: Server, app: AppRecord) {
         site: { path: service.sitePath(app.name), action: fileAction(service.sitePath(app.name), app.draft.nginx) },
         certificate: { domain: app.domain, action: (Fs.existsSync(certificateDir) ? 'keep' : 'obtain') as Action },
         dns: { record: app.domain, action: 'not managed' as Action },
+        access: await providerObjects(server, app),
     };
-    return { plan, files: shown, lint, availability: await checkAvailability(server, app.name) };
+    return { plan, files: shown, lint, availability: await checkAvailability(server, app.name, app) };
+}
+
+/**
+ * What the deploy makes or updates at the identity provider: forward auth's provider and application with the
+ * groups bound, and the sign-in method's own objects; none without a connected provider (the app is public).
+ */
+async function providerObjects(server: Server, app: AppRecord): Promise<Array<{ name: string; detail: string; action: Action }>> {
+    if (!(await idpConnection(server).stored())) {
+        return [];
+    }
+
+    const made = new Set(
+        (await server.app.knex('dp_app_resources').where({ app_name: app.name, kind: 'access' }).select('name')).map((row) =>
+            String(row.name),
+        ),
+    );
+    const action = (name: string): Action => (made.has(name) ? 'update' : 'create');
+    const groups = app.draft.auth?.groups ?? [];
+    const who = groups.length > 0 ? `groups ${groups.map((group) => group.name).join(', ')} bound` : 'no group bound: every signed-in user';
+    const forwardAuth = accessObjectName(app.name);
+    const objects = [
+        { name: forwardAuth, detail: `proxy provider and application (forward auth), ${who}, on the outpost`, action: action(forwardAuth) },
+    ];
+    const { method } = await appliedMethod(server, app);
+    const methodObject =
+        method === 'oidc'
+            ? { name: oidcObjectName(app.name), detail: 'OpenID Connect client and its application' }
+            : method === 'saml'
+              ? { name: samlObjectName(app.name), detail: 'SAML provider and its application' }
+              : undefined;
+    return methodObject ? [...objects, { ...methodObject, action: action(methodObject.name) }] : objects;
 }

@@ -6,6 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 
+import { parseImageReference } from '../hub/image-reference.ts';
+
 export type CatalogTemplateType = 'container' | 'swarm-stack' | 'compose-stack' | 'edge-stack';
 
 /** An install-time input: becomes a container variable, or stack environment for `${VAR}` interpolation. */
@@ -232,7 +234,15 @@ function containerImage(fields: Fields): string {
 
     // Portainer pulls `registry/image` when a registry is named (e.g. "quay.io").
     const registry = trimmedString(fields.registry)?.replace(/\/+$/, '');
-    return registry === undefined || registry === '' || image.startsWith(`${registry}/`) ? image : `${registry}/${image}`;
+    const reference = registry === undefined || registry === '' || image.startsWith(`${registry}/`) ? image : `${registry}/${image}`;
+    // The reference goes into the app's compose file: only one Docker would read, tag included.
+    try {
+        parseImageReference(reference);
+    } catch (error) {
+        throw new TemplateProblem(`image ${quote(reference)} is not an image reference: ${(error as Error).message}`);
+    }
+
+    return reference;
 }
 
 /** The compose file of a stack: a direct URL (Edge templates), or a file in a git repository. */

@@ -4,6 +4,7 @@ import Net from 'node:net';
 import Docker from 'dockerode';
 
 import { withTimeout } from '../../../../lib/timeout.ts';
+import { isActiveHealthcheck } from '../host/docker-client.ts';
 import type { Finding } from '../findings/finding.ts';
 import { describePort, describeVolume, publishedPorts } from './compose-entries.ts';
 import { interpolate, type InterpolationProblem } from './compose-interpolation.ts';
@@ -173,6 +174,35 @@ async function isPortFree(port: number, udp: boolean): Promise<boolean> {
         server.once('error', () => resolve(false));
         server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
+}
+
+/**
+ * The services' images (as the deploy substitutes them) that the engine has and that declare their own HEALTHCHECK;
+ * an image the engine does not have yet, or an engine that does not answer, counts as declaring none.
+ */
+export async function imagesWithHealthcheck(spec: ComposeSpec, secrets: Record<string, string>): Promise<Set<string>> {
+    const references = new Set(
+        Object.values(spec.services).flatMap((service) => (service.image ? [interpolate(service.image, secrets)] : [])),
+    );
+    const docker = references.size > 0 ? await reachableDocker() : undefined;
+    const found = new Set<string>();
+    for (const reference of docker ? references : []) {
+        if (docker && (await declaresHealthcheck(docker, reference))) {
+            found.add(reference);
+        }
+    }
+
+    return found;
+}
+
+async function declaresHealthcheck(docker: Docker, reference: string): Promise<boolean> {
+    try {
+        const inspect = await withTimeout(docker.getImage(reference).inspect(), IMAGE_TIMEOUT_MS, 'the image inspection');
+        return isActiveHealthcheck(inspect.Config?.Healthcheck);
+    } catch {
+        // Not in the engine: nothing is known of its health check.
+        return false;
+    }
 }
 
 async function reachableDocker(): Promise<Docker | undefined> {

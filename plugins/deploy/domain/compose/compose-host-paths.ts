@@ -60,6 +60,8 @@ export interface LintContext {
     values: Record<string, string>;
     /** Gatehouse's folders, its database and the engine's socket: mounting them, or a folder holding them, is a risk. */
     places: HostPlace[];
+    /** Images (as the deploy substitutes them) known to declare their own HEALTHCHECK. */
+    imagesWithHealthcheck?: ReadonlySet<string>;
 }
 
 export type LintConfig = Pick<Config, 'dataDir' | 'repositoriesDir' | 'packagesDir' | 'databaseUrl' | 'apps' | 'host'>;

@@ -91,8 +91,9 @@ function imageTag({ name, service, report }: ServiceLint): void {
     }
 }
 
-function healthcheck({ name, service, report }: ServiceLint): void {
-    if (service.healthcheck === undefined) {
+function healthcheck({ name, service, context, text, report }: ServiceLint): void {
+    const imageHasOne = service.image !== undefined && context.imagesWithHealthcheck?.has(text(service.image)) === true;
+    if (service.healthcheck === undefined && !imageHasOne) {
         report(
             'warning',
             ['healthcheck'],

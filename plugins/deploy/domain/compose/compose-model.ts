@@ -5,7 +5,7 @@
  */
 import { forField } from '../../../../lib/errors.ts';
 import type { Finding } from '../findings/finding.ts';
-import { checkConfiguration } from './compose-checks.ts';
+import { checkConfiguration, imagesWithHealthcheck } from './compose-checks.ts';
 import type { LintContext } from './compose-host-paths.ts';
 import { lintSpec } from './compose-lint.ts';
 import { formatPath } from './compose-path.ts';
@@ -41,6 +41,11 @@ export { type LintContext, lintContextFor } from './compose-host-paths.ts';
  */
 export function lintCompose(spec: ComposeSpec, context: LintContext): Finding[] {
     return lintSpec(spec, context);
+}
+
+/** Lint that knows which of the file's images, among those the engine has, declare their own health check. */
+export async function lintComposeWithImages(spec: ComposeSpec, context: LintContext): Promise<Finding[]> {
+    return lintSpec(spec, { ...context, imagesWithHealthcheck: await imagesWithHealthcheck(spec, context.values) });
 }
 
 export { type SiteLocation, sitePortFindings } from './compose-site-ports.ts';
@@ -80,7 +85,7 @@ export async function checkComposeFile(file: ComposeFile, options: FileCheckOpti
 
     const site = options.site === undefined ? [] : sitePortFindings(reading.spec, options.site, options.secrets ?? {});
     const errors = [...(await validateCompose(reading.spec, options)), ...site.filter((finding) => finding.level === 'error')];
-    const lint = [...lintCompose(reading.spec, options.lint), ...site.filter((finding) => finding.level !== 'error')];
+    const lint = [...(await lintComposeWithImages(reading.spec, options.lint)), ...site.filter((finding) => finding.level !== 'error')];
     return { ok: errors.length === 0, errors, lint };
 }
 

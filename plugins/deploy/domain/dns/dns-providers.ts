@@ -2,16 +2,18 @@
  * DNS provider plugins, found by name: `providers/<name>.ts` is provider `<name>` (the DNS_PROVIDER value);
  * its default export builds the provider from the DNS configuration.
  */
-import Fs from 'node:fs';
 import Path from 'node:path';
-import { pathToFileURL } from 'node:url';
 
 import type { DnsConfig } from '../../../../lib/config.ts';
+import { namedPlugins } from '../../../../lib/named-plugins.ts';
 
 export interface DnsProvider {
     readonly name: string;
-    /** Points fqdn at the address (A for IPv4, AAAA for IPv6), replacing the name's earlier address records. */
-    setAddress(fqdn: string, address: string, ttl: number): Promise<void>;
+    /**
+     * Points fqdn at the address, or at each of the addresses (A for IPv4, AAAA for IPv6), replacing the name's
+     * earlier address records (a list puts back what lookupAddress answered before a change).
+     */
+    setAddress(fqdn: string, address: string | readonly string[], ttl: number): Promise<void>;
     /** Removes every A and AAAA record of fqdn; no error if there are none. */
     removeAddress(fqdn: string): Promise<void>;
     /** The A/AAAA addresses the server answers for fqdn now (asked directly of config.server). */
@@ -22,17 +24,14 @@ export type DnsProviderFactory = (config: DnsConfig) => DnsProvider;
 
 export const DNS_PROVIDERS_DIR = Path.join(import.meta.dirname, 'providers');
 
-const PROVIDER_FILE = /^([a-z0-9-]+)\.ts$/;
-
-export function availableDnsProviders(): string[] {
-    return Fs.readdirSync(DNS_PROVIDERS_DIR)
-        .map((file) => PROVIDER_FILE.exec(file)?.[1])
-        .filter((name) => name !== undefined)
-        .sort();
-}
-
 function isFactory(value: unknown): value is DnsProviderFactory {
     return typeof value === 'function';
+}
+
+const providers = namedPlugins<DnsProviderFactory>(DNS_PROVIDERS_DIR, { what: 'a function building the DnsProvider', isPlugin: isFactory });
+
+export function availableDnsProviders(): string[] {
+    return providers.names();
 }
 
 /** The provider config.provider names, or null when DNS records are not managed. */
@@ -41,21 +40,19 @@ export async function loadDnsProvider(config: DnsConfig): Promise<DnsProvider | 
         return null;
     }
 
-    const available = availableDnsProviders();
-    if (!available.includes(config.provider)) {
-        const known = available.length > 0 ? available.join(', ') : 'none';
-        throw new Error(`Unknown DNS provider "${config.provider}" (DNS_PROVIDER); available: ${known}`);
+    const factory = await providers.load(config.provider);
+    if (!factory) {
+        const available = availableDnsProviders();
+        throw new Error(
+            `Unknown DNS provider "${config.provider}" (DNS_PROVIDER); available: ${available.length > 0 ? available.join(', ') : 'none'}`,
+        );
     }
 
-    const file = Path.join(DNS_PROVIDERS_DIR, `${config.provider}.ts`);
-    const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
-    if (!isFactory(module.default)) {
-        throw new Error(`DNS provider "${config.provider}" (${file}) has no default export building the provider`);
-    }
-
-    const provider = module.default(config);
+    const provider = factory(config);
     if (provider.name !== config.provider) {
-        throw new Error(`DNS provider file ${file} built a provider named "${provider.name}", not "${config.provider}"`);
+        throw new Error(
+            `DNS provider file ${Path.join(DNS_PROVIDERS_DIR, `${config.provider}.ts`)} built a provider named "${provider.name}", not "${config.provider}"`,
+        );
     }
     return provider;
 }

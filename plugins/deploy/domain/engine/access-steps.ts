@@ -5,10 +5,11 @@
 import { withNamedLock } from '../../../../lib/named-lock.ts';
 import { loadIdpKind } from '../../../idp/idp-kinds.ts';
 import { loadMethod } from '../../../sso/methods.ts';
-import type { ForwardAuthApp, ForwardAuthChanges, IdentityProvider } from '../../../idp/idp-types.ts';
-import type { MethodProviderWork } from '../../../sso/method-types.ts';
+import { type ForwardAuthApp, type IdentityProvider, noForwardAuthChanges } from '../../../idp/idp-types.ts';
+import { undoneText } from '../../../sso/provider-work.ts';
 import { checkSignIn, siteAddress } from '../access/sign-in-check.ts';
 import type { RunAccess, RunContext } from './run-context.ts';
+import type { JournalEntry } from './run-journal.ts';
 
 export const SIGN_IN_STEP = 'sign-in';
 export const METHOD_STEP = 'sign-in-method';
@@ -21,8 +22,68 @@ export function accessObjectName(app: string): string {
 export interface AppliedAccess {
     provider: IdentityProvider;
     app: ForwardAuthApp;
-    /** What forward auth's objects changed; none when the app has no forward auth (ownDoor). */
-    changes: ForwardAuthChanges | null;
+}
+
+/**
+ * The undo of what a run makes at the identity provider. Each step is registered before the adapter call whose
+ * changes it puts back, so that a call that throws half-way is undone too; the last registered runs first.
+ */
+export class ProviderUndo {
+    readonly #steps: Array<() => Promise<string>> = [];
+
+    get empty(): boolean {
+        return this.#steps.length === 0;
+    }
+
+    add(step: () => Promise<string>): void {
+        this.#steps.unshift(step);
+    }
+
+    /** Runs every step, even after one fails; answers what they did, in words, or throws with every failure. */
+    async run(): Promise<string> {
+        const done: string[] = [];
+        const failed: string[] = [];
+        for (const step of this.#steps) {
+            try {
+                done.push(await step());
+            } catch (error) {
+                failed.push((error as Error).message);
+            }
+        }
+
+        if (failed.length > 0) {
+            throw new Error(`${failed.join('; ')}${done.length > 0 ? ` (undone: ${done.join('; ')})` : ''}`);
+        }
+
+        return done.join('; ');
+    }
+}
+
+/**
+ * Records `objectName` as the app's and registers its undo, before the call that makes it: should the undo fail,
+ * the object stays recorded, so that deleting the app removes it. A successful undo forgets it unless it was the app's before.
+ */
+async function registerWork(
+    context: RunContext,
+    undo: ProviderUndo,
+    objectName: string,
+    putBack: () => Promise<string>,
+    described: Pick<Extract<JournalEntry, { type: 'access' }>, 'forwardAuth' | 'method'> = {},
+): Promise<() => Promise<void>> {
+    const before = await context.resources('access');
+    const entry: JournalEntry = { type: 'access', objectName, existed: before.includes(objectName), ...described };
+    const journalled = await context.journal(entry);
+    await context.recordResource('access', objectName);
+    undo.add(async () => {
+        const done = await putBack();
+        if (!before.includes(objectName)) {
+            await context.forgetResource('access', objectName);
+        }
+
+        return done;
+    });
+    // The entry again, with what its `changes` (kept by reference) have learnt since.
+    return async () => await context.rejournal(journalled, entry);
 }
 
 async function providerFor(access: RunAccess): Promise<IdentityProvider> {
@@ -45,7 +106,7 @@ function forwardAuthApp(context: RunContext, access: RunAccess, https: boolean):
 }
 
 /** Makes (or updates) the app's provider, application, group bindings and outpost entry; records them as the app's. */
-export async function applyAccess(context: RunContext, https: boolean): Promise<AppliedAccess | undefined> {
+export async function applyAccess(context: RunContext, https: boolean, undo: ProviderUndo): Promise<AppliedAccess | undefined> {
     const access = context.data.access;
     context.step = 'access';
     if (!access) {
@@ -59,12 +120,23 @@ export async function applyAccess(context: RunContext, https: boolean): Promise<
         context.log(
             "Access: no forward auth in front (the recipe's ownDoor): the app's own OpenID sign-in is the door, and its client admits only the app's groups",
         );
-        return { provider, app, changes: null };
+        return { provider, app };
     }
 
     const knex = await context.database();
-    const changes = await provider.ensureForwardAuthApp(app, (key, work) => withNamedLock(knex, key, work));
-    await context.recordResource('access', app.objectName);
+    const changes = noForwardAuthChanges(app.objectName);
+    const recorded = await registerWork(
+        context,
+        undo,
+        app.objectName,
+        async () => {
+            await provider.undoForwardAuthApp(app, changes);
+            return undoneText(app.objectName, changes);
+        },
+        { forwardAuth: { app, changes } },
+    );
+    await provider.ensureForwardAuthApp(app, (key, work) => withNamedLock(knex, key, work), changes, recorded);
+    await context.pauseIfAsked('access-made');
     const made = changes.providerCreated ? 'made' : 'updated';
     const who = access.groups.length > 0 ? `${access.groups.length} group(s) bound` : 'no groups bound: every signed-in user passes';
     context.log(
@@ -78,23 +150,20 @@ export async function applyAccess(context: RunContext, https: boolean): Promise<
         context.log(`Access: hand-written locations stay open to anyone: ${access.openLocations.join(', ')}`, 'warning');
     }
 
-    return { provider, app, changes };
+    return { provider, app };
 }
 
 /** Makes (or updates) what the app's sign-in method needs at the provider, after forward auth's objects. */
-export async function applyMethodAtProvider(
-    context: RunContext,
-    applied: AppliedAccess | undefined,
-): Promise<MethodProviderWork | undefined> {
+export async function applyMethodAtProvider(context: RunContext, applied: AppliedAccess | undefined, undo: ProviderUndo): Promise<void> {
     const { signIn, access } = context.data;
     const method = signIn ? await loadMethod(signIn.method) : undefined;
     if (!applied || !signIn || !access || !method?.atProvider) {
-        return undefined;
+        return;
     }
 
     context.step = 'access';
     const { connection } = access;
-    const work = await method.atProvider({
+    const work = method.atProvider({
         provider: applied.provider,
         settings: signIn.settings,
         access: {
@@ -106,32 +175,8 @@ export async function applyMethodAtProvider(
         },
         log: (text, level) => context.log(text, level),
     });
-    await context.recordResource('access', work.objectName);
-    return work;
-}
-
-export async function undoMethodAtProvider(context: RunContext, work: MethodProviderWork): Promise<string> {
-    const undone = await work.undo();
-    if (work.created) {
-        await context.forgetResource('access', work.objectName);
-    }
-
-    return undone;
-}
-
-/** Puts the provider back as it was before the run; answers what was undone. */
-export async function undoAccess(context: RunContext, applied: AppliedAccess): Promise<string> {
-    if (!applied.changes) {
-        return 'forward auth had not been set up';
-    }
-
-    await applied.provider.undoForwardAuthApp(applied.app, applied.changes);
-    if (applied.changes.providerCreated) {
-        await context.forgetResource('access', applied.app.objectName);
-        return `removed ${applied.app.objectName} from the identity provider`;
-    }
-
-    return `put ${applied.app.objectName} back as it was at the identity provider`;
+    const recorded = await registerWork(context, undo, work.objectName, () => work.undo(), work.journal ? { method: work.journal } : {});
+    await work.apply(recorded);
 }
 
 /** Checking the sign-in, after a deploy: a failure is a warning with a fix, since the app itself is up. */

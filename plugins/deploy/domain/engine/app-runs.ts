@@ -5,6 +5,7 @@
  */
 import Fs from 'node:fs';
 
+import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
 import { parseCompose } from '../compose/compose-parse.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
 import { hasPlaceholderCertificate } from '../host/certificate-info.ts';
@@ -12,30 +13,26 @@ import { dockerClient } from '../host/docker-client.ts';
 import { ComposeEngine, type UpOutcome } from './compose-engine.ts';
 import { type ProjectPlan, planProject } from './compose-plan.ts';
 import { parseEnvFile } from './env-file.ts';
-import {
-    type AppliedAccess,
-    applyAccess,
-    applyMethodAtProvider,
-    checkMethodStep,
-    checkSignInStep,
-    undoAccess,
-    undoMethodAtProvider,
-} from './access-steps.ts';
-import type { MethodProviderWork } from '../../../sso/method-types.ts';
-import { type FileSnapshot, type RunContext, restoreFile, snapshotFile, writeFileAtomically } from './run-context.ts';
-import { checkThroughNginx, ensureCertificateFiles, testAndReload } from './site-steps.ts';
+import { applyAccess, applyMethodAtProvider, checkMethodStep, checkSignInStep, ProviderUndo } from './access-steps.ts';
+import { type FileSnapshot, type RunContext, restoreFile } from './run-context.ts';
+import { setDnsRecord } from './dns-steps.ts';
+import { checkThroughNginx, ensureCertificateFiles, holdVisitors, testAndReload } from './site-steps.ts';
 
 export class RolledBackError extends Error {}
 
-const GATEWAY_PLACEHOLDER = '{{GATEWAY}}';
+const GATEWAY = 'GATEWAY';
+const GATEWAY_PLACEHOLDER = `{{${GATEWAY}}}`;
 const INIT_TIMEOUT_MS = 120_000;
 
 export function engineOf(context: RunContext): ComposeEngine {
-    return new ComposeEngine(dockerClient(), context.config.host, context.log);
+    return new ComposeEngine(dockerClient(), context.config.host, context.log, context.mask, async (entry) => {
+        await context.journal(entry);
+    });
 }
 
 export function upOptions(context: RunContext) {
-    return { healthTimeoutMs: context.config.apps.healthTimeoutSeconds * 1000 };
+    const { healthTimeoutSeconds, settleSeconds, pullTimeoutSeconds } = context.config.apps;
+    return { healthTimeoutMs: healthTimeoutSeconds * 1000, settleMs: settleSeconds * 1000, pullTimeoutMs: pullTimeoutSeconds * 1000 };
 }
 
 /** The plan of the app as its files on disk describe it. */
@@ -69,7 +66,7 @@ function planOf(context: RunContext, compose: string): ProjectPlan {
  * network exists (made here, recorded in `outcome` so that a failed run removes it).
  */
 async function composeWithGateway(context: RunContext, engine: ComposeEngine, compose: string, outcome: UpOutcome): Promise<string> {
-    if (!compose.includes(GATEWAY_PLACEHOLDER)) {
+    if (!fillYamlPlaceholders(compose, {}).unfilled.includes(GATEWAY)) {
         return compose;
     }
 
@@ -79,7 +76,7 @@ async function composeWithGateway(context: RunContext, engine: ComposeEngine, co
     }
 
     context.log(`${GATEWAY_PLACEHOLDER} is ${gateway}, the gateway of the app's network`);
-    return compose.replaceAll(GATEWAY_PLACEHOLDER, gateway);
+    return fillYamlPlaceholders(compose, { [GATEWAY]: gateway }).text;
 }
 
 /** The recipe's one-time commands; a command that fails fails the run (and so rolls it back). Never logs their text. */
@@ -98,15 +95,13 @@ async function runInitCommands(context: RunContext, engine: ComposeEngine, plan:
     for (const [index, command] of init.commands.entries()) {
         const { exitCode, output } = await engine.execIn(service, command, {
             timeoutMs: INIT_TIMEOUT_MS,
+            environment: init.environment,
             ...(init.user ? { user: init.user } : {}),
         });
         const which = `the recipe's init command ${index + 1} of ${init.commands.length} in ${init.service}`;
         if (exitCode !== 0) {
             // The output may echo the app's secrets (a command that was given its client secret): they are blanked.
-            const shown = Object.values(context.data.values ?? {})
-                .filter((secret) => secret.length >= 4)
-                .reduce((text, secret) => text.replaceAll(secret, '••••••••'), output);
-            throw new Error(`${which} failed (exit ${exitCode ?? 'unknown'}): ${shown || 'no output'}`);
+            throw new Error(`${which} failed (exit ${exitCode ?? 'unknown'}): ${context.mask(output) || 'no output'}`);
         }
 
         context.log(`Ran ${which}`);
@@ -122,27 +117,28 @@ export async function deployApp(context: RunContext): Promise<void> {
     const engine = engineOf(context);
     const snapshots: FileSnapshot[] = [];
     let outcome: UpOutcome | undefined;
-    let access: AppliedAccess | undefined;
-    let methodWork: MethodProviderWork | undefined;
+    const providerUndo = new ProviderUndo();
+    let dnsUndo: (() => Promise<string>) | undefined;
     try {
         context.step = 'files';
         const { composeFile, secretsFile, siteFile, appDir } = context.paths;
-        snapshots.push(snapshotFile(composeFile), snapshotFile(secretsFile));
         Fs.mkdirSync(appDir, { recursive: true, mode: 0o750 });
         const started = ComposeEngine.freshOutcome();
         outcome = started;
         const compose = await composeWithGateway(context, engine, files.compose, started);
-        writeFileAtomically(composeFile, compose, 0o640);
-        writeFileAtomically(secretsFile, files.secrets, 0o600);
+        await context.writeFile(snapshots, composeFile, compose, 0o640);
+        await context.writeFile(snapshots, secretsFile, files.secrets, 0o600);
         context.log(`Wrote ${composeFile} and ${secretsFile} (0600)`);
+        await context.pauseIfAsked('files-written');
 
         context.step = 'images';
         const plan = planOf(context, compose);
-        const { imageIds, pulled } = await engine.pullImages(plan);
+        const { imageIds, pulled } = await engine.pullImages(plan, upOptions(context));
 
         context.step = 'containers';
         try {
-            outcome = await engine.up(plan, imageIds, upOptions(context), started);
+            const holding = { ...upOptions(context), beforeReplacing: () => holdVisitors(context, snapshots) };
+            outcome = await engine.up(plan, imageIds, holding, started);
         } catch (error) {
             outcome = (error as Error & { outcome?: UpOutcome }).outcome;
             throw error;
@@ -156,24 +152,26 @@ export async function deployApp(context: RunContext): Promise<void> {
 
         context.log(`Services ready: ${plan.services.map((service) => service.service).join(', ')}`);
         await runInitCommands(context, engine, plan);
-        access = await applyAccess(context, siteHasTls(files.site));
-        methodWork = await applyMethodAtProvider(context, access);
+        await context.pauseIfAsked('access');
+        const access = await applyAccess(context, siteHasTls(files.site), providerUndo);
+        await applyMethodAtProvider(context, access, providerUndo);
 
         context.step = 'nginx';
         if (siteHasTls(files.site)) {
-            await ensureCertificateFiles(context);
+            await ensureCertificateFiles(context, snapshots);
         }
 
-        snapshots.push(snapshotFile(siteFile));
-        writeFileAtomically(siteFile, files.site, 0o600);
+        await context.writeFile(snapshots, siteFile, files.site, 0o600);
         context.log(`Wrote ${siteFile} (0600)`);
+        await context.pauseIfAsked('site-written');
         await testAndReload(context);
 
-        await setDnsRecord(context);
+        dnsUndo = await setDnsRecord(context);
         if (siteHasTls(files.site)) {
             await obtainCertificateIfDue(context);
         }
 
+        await context.pauseIfAsked('check');
         context.step = 'check';
         await checkThroughNginx(context, siteHasTls(files.site));
         await checkSignInStep(context, siteHasTls(files.site));
@@ -182,15 +180,10 @@ export async function deployApp(context: RunContext): Promise<void> {
         await recordCreated(context, outcome);
     } catch (error) {
         const changed = outcome;
-        const applied = access;
-        const work = methodWork;
-        const undoProvider = async () => {
-            const undone = work ? [await undoMethodAtProvider(context, work)] : [];
-            return [...undone, ...(applied ? [await undoAccess(context, applied)] : [])].join('; ');
-        };
         await rollBack(context, snapshots, error as Error, {
             ...(changed ? { containers: () => engine.rollback(changed) } : {}),
-            ...(applied ? { access: undoProvider } : {}),
+            ...(providerUndo.empty ? {} : { access: () => providerUndo.run() }),
+            ...(dnsUndo ? { dns: dnsUndo } : {}),
         });
     }
 }
@@ -200,34 +193,11 @@ async function recordCreated(context: RunContext, outcome: UpOutcome): Promise<v
     for (const volume of outcome.createdVolumes) await context.recordResource('volume', volume);
 }
 
-async function setDnsRecord(context: RunContext): Promise<void> {
-    const dns = context.config.host.dns;
-    if (!dns.provider) {
-        return;
-    }
-
-    const { loadDnsProvider } = await import('../dns/dns-providers.ts');
-    const provider = await loadDnsProvider(dns);
-    if (!provider || !dns.address) {
-        return;
-    }
-
-    context.step = 'dns';
-    const existing = await provider.lookupAddress(context.data.domain);
-    if (existing.length === 1 && existing[0] === dns.address) {
-        context.log(`DNS: ${context.data.domain} already points at ${dns.address}`);
-        return;
-    }
-
-    await provider.setAddress(context.data.domain, dns.address, dns.ttl);
-    await context.recordResource('dns', context.data.domain);
-    context.log(`DNS: ${context.data.domain} now points at ${dns.address} (${provider.name})`);
-}
-
 async function obtainCertificateIfDue(context: RunContext): Promise<void> {
     const { host, apps } = context.config;
     const domain = context.data.domain;
     context.step = 'certificate';
+    await context.pauseIfAsked('certificate');
     if (!host.acmeDirectoryUrl) {
         context.log('No ACME directory is configured (ACME_DIRECTORY_URL): the site keeps the certificate it has', 'warning');
         return;
@@ -247,36 +217,62 @@ async function obtainCertificateIfDue(context: RunContext): Promise<void> {
 }
 
 interface Undo {
-    containers?: () => Promise<string[]>;
+    containers?: () => Promise<{ undone: string[]; failed: string[] }>;
     access?: () => Promise<string>;
+    dns?: () => Promise<string>;
 }
 
-/** Puts the files back, and the containers and the identity provider's objects when the run had changed them. */
-async function rollBack(context: RunContext, snapshots: FileSnapshot[], cause: Error, undo: Undo = {}) {
+/**
+ * Puts back the files the run changed, and the containers and the identity provider's objects when the run had
+ * changed them. Every part is tried even when one fails, and each failure is reported.
+ */
+async function rollBack(context: RunContext, changed: FileSnapshot[], cause: Error, undo: Undo = {}) {
     context.log(`Failed: ${cause.message}`, 'error');
     context.step = 'rollback';
     const undone: string[] = [];
-    try {
-        if (undo.containers) {
-            undone.push(...(await undo.containers()));
+    const failed: string[] = [];
+    const attempt = async (what: string, work: () => Promise<string[]>) => {
+        try {
+            undone.push(...(await work()));
+        } catch (error) {
+            failed.push(`${what}: ${(error as Error).message}`);
         }
+    };
 
-        for (const snapshot of snapshots.reverse()) {
+    if (undo.containers) {
+        const containers = await undo.containers();
+        undone.push(...containers.undone);
+        failed.push(...containers.failed);
+    }
+
+    for (const snapshot of [...changed].reverse()) {
+        await attempt(`could not put back ${snapshot.path}`, () => {
             restoreFile(snapshot);
-            undone.push(`${snapshot.content === undefined ? 'removed' : 'restored'} ${snapshot.path}`);
-        }
+            return Promise.resolve([`${snapshot.content === undefined ? 'removed' : 'restored'} ${snapshot.path}`]);
+        });
+    }
 
-        if (snapshots.some((snapshot) => snapshot.path === context.paths.siteFile)) {
+    if (changed.some((snapshot) => snapshot.path === context.paths.siteFile)) {
+        await attempt('nginx was not reloaded', async () => {
             await testAndReload(context);
-            undone.push('nginx configuration restored and reloaded');
-        }
+            return ['nginx configuration restored and reloaded'];
+        });
+    }
 
-        if (undo.access) {
-            undone.push(await undo.access());
-        }
-    } catch (error) {
-        context.log(`The rollback did not finish: ${(error as Error).message}`, 'error');
-        throw new Error(`${cause.message}; the rollback failed too: ${(error as Error).message}`);
+    const access = undo.access;
+    if (access) {
+        await attempt("the identity provider's objects were not all undone", async () => [await access()]);
+    }
+
+    const dns = undo.dns;
+    if (dns) {
+        await attempt('the DNS record was not put back', async () => [await dns()]);
+    }
+
+    failed.forEach((failure) => context.log(`The rollback could not undo this: ${failure}`, 'error'));
+    if (failed.length > 0) {
+        context.log(`Undone nonetheless: ${undone.length > 0 ? undone.join('; ') : 'nothing'}`, 'warning');
+        throw new Error(`${cause.message}; the rollback failed too: ${failed.join('; ')}`);
     }
 
     context.log(`Rolled back: ${undone.length > 0 ? undone.join('; ') : 'nothing had changed'}`, 'warning');
@@ -290,21 +286,21 @@ export async function applySite(context: RunContext): Promise<void> {
         throw new Error('an nginx update needs the site to write');
     }
 
-    const snapshot = snapshotFile(context.paths.siteFile);
+    const changed: FileSnapshot[] = [];
     try {
         context.step = 'nginx';
         if (siteHasTls(site)) {
-            await ensureCertificateFiles(context);
+            await ensureCertificateFiles(context, changed);
         }
 
-        writeFileAtomically(context.paths.siteFile, site, 0o600);
+        await context.writeFile(changed, context.paths.siteFile, site, 0o600);
         context.log(`Wrote ${context.paths.siteFile} (0600)`);
         await testAndReload(context);
         context.step = 'check';
         await checkThroughNginx(context, siteHasTls(site));
         await checkSignInStep(context, siteHasTls(site));
     } catch (error) {
-        await rollBack(context, [snapshot], error as Error);
+        await rollBack(context, changed, error as Error);
     }
 }
 

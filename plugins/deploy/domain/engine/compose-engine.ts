@@ -12,7 +12,10 @@ import type { HostConfig } from '../../../../lib/config.ts';
 import { networkGateway, registryAuth } from '../host/docker-client.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { logLines } from '../host/docker-logs.ts';
+import type { JournalEntry } from './run-journal.ts';
 import { type DependencyCondition, type ProjectPlan, type ServicePlan, configHash } from './compose-plan.ts';
+import { crashOf, describeCrash, hasActiveHealthcheck, lastExitCode } from './container-health.ts';
+import { pullImage } from './image-pull.ts';
 
 export type Log = (text: string, level?: 'info' | 'warning' | 'error') => void;
 
@@ -29,9 +32,19 @@ export interface UpOutcome {
 export interface UpOptions {
     /** How long a service may take to become healthy (or running, without a healthcheck). */
     healthTimeoutMs: number;
+    /** How long each container must stay up, from its start, without exiting or restarting. */
+    settleMs: number;
+    /** Called once, before the first running container is stopped to be replaced (to keep visitors off the app). */
+    beforeReplacing?: () => Promise<void>;
+}
+
+export interface PullImagesOptions {
+    /** How long one image's pull may take before it is aborted. */
+    pullTimeoutMs: number;
 }
 
 const POLL_MS = 50;
+const SETTLE_POLL_MS = 250;
 const SET_ASIDE_MARK = '-previous-';
 const SET_ASIDE = /-previous-[0-9a-z]+$/;
 const STOP_SECONDS = 10;
@@ -40,11 +53,28 @@ export class ComposeEngine {
     readonly #docker: Docker;
     readonly #host: HostConfig;
     readonly #log: Log;
+    /** Blanks the app's secrets in what its containers wrote. */
+    readonly #mask: (text: string) => string;
+    /** Each container's restart count when this engine started (or kept) it: more later means it crashed. */
+    readonly #restartBaselines = new Map<string, number>();
+    readonly #createdAt = Date.now();
+    /** Told of each change before it is made (the run's journal). */
+    readonly #journal: (entry: JournalEntry) => Promise<void>;
+    /** The current up's beforeReplacing, until it has been called. */
+    #beforeReplacing: (() => Promise<void>) | undefined;
 
-    constructor(docker: Docker, host: HostConfig, log: Log) {
+    constructor(
+        docker: Docker,
+        host: HostConfig,
+        log: Log,
+        mask: (text: string) => string = (text) => text,
+        journal: (entry: JournalEntry) => Promise<void> = () => Promise.resolve(),
+    ) {
         this.#docker = docker;
         this.#host = host;
         this.#log = log;
+        this.#mask = mask;
+        this.#journal = journal;
     }
 
     async projectContainers(project: string): Promise<Docker.ContainerInfo[]> {
@@ -55,13 +85,17 @@ export class ComposeEngine {
     }
 
     /** Pulls each image (from its registry, with the configured credentials); an image only the engine has is used as it is. */
-    async pullImages(plan: ProjectPlan): Promise<{ imageIds: Map<string, string>; pulled: string[] }> {
+    async pullImages(plan: ProjectPlan, options: PullImagesOptions): Promise<{ imageIds: Map<string, string>; pulled: string[] }> {
         const imageIds = new Map<string, string>();
         const pulled: string[] = [];
         for (const image of new Set(plan.services.map((service) => service.image))) {
             const before = await this.#imageId(image);
             try {
-                await this.#pull(image);
+                await pullImage(this.#docker, image, {
+                    auth: registryAuth(this.#host, image),
+                    timeoutMs: options.pullTimeoutMs,
+                    log: this.#log,
+                });
                 this.#log(`Pulled ${image}`);
                 if (before === undefined) {
                     pulled.push(image);
@@ -88,30 +122,19 @@ export class ComposeEngine {
         }
     }
 
-    async #pull(image: string): Promise<void> {
-        const auth = registryAuth(this.#host, image);
-        const stream = await this.#docker.pull(image, auth ? { authconfig: auth } : {});
-        await new Promise<void>((resolve, reject) => {
-            this.#docker.modem.followProgress(stream, (error: Error | null, events: Array<{ error?: string }>) => {
-                const failure = error ?? events.find((event) => event.error);
-                if (failure) {
-                    reject(failure instanceof Error ? failure : new Error(String(failure.error)));
-                } else {
-                    resolve();
-                }
-            });
-        });
-    }
-
-    /** Runs `sh -c command` in the service's container; answers its exit code and the end of its output. */
+    /**
+     * Runs `sh -c command` in the service's container, with the variables of `environment` set (the values the command
+     * reads: never spliced into its text); answers its exit code and the end of its output.
+     */
     async execIn(
         service: ServicePlan,
         command: string,
-        options: { timeoutMs: number; user?: string },
+        options: { timeoutMs: number; user?: string; environment?: Record<string, string> },
     ): Promise<{ exitCode: number | null; output: string }> {
         const container = this.#docker.getContainer(service.containerName);
         const exec = await container.exec({
             Cmd: ['sh', '-c', command],
+            Env: Object.entries(options.environment ?? {}).map(([name, value]) => `${name}=${value}`),
             AttachStdout: true,
             AttachStderr: true,
             Tty: true,
@@ -166,6 +189,7 @@ export class ComposeEngine {
         options: UpOptions,
         outcome = ComposeEngine.freshOutcome(),
     ): Promise<UpOutcome> {
+        this.#beforeReplacing = options.beforeReplacing;
         try {
             await this.#ensureNetworks(plan, outcome);
             await this.#ensureVolumes(plan, outcome);
@@ -195,6 +219,7 @@ export class ComposeEngine {
                 throw new Error(`network ${network.name} is external and does not exist`);
             }
 
+            await this.#journal({ type: 'network', name: network.name });
             await this.#docker.createNetwork({
                 Name: network.name,
                 Driver: 'bridge',
@@ -220,6 +245,7 @@ export class ComposeEngine {
                 }
             }
 
+            await this.#journal({ type: 'volume', name: volume.name });
             await this.#docker.createVolume({
                 Name: volume.name,
                 Labels: {
@@ -237,10 +263,13 @@ export class ComposeEngine {
         const hash = configHash(service, imageId);
         const current = existing.find((container) => container.Labels[LABEL.service] === service.service);
         if (current && current.Labels[LABEL.hash] === hash) {
+            const handle = this.#docker.getContainer(current.Id);
             if (current.State !== 'running') {
-                await this.#docker.getContainer(current.Id).start();
+                await handle.start();
+                this.#restartBaselines.set(service.containerName, 0);
                 this.#log(`Started ${service.containerName} (configuration unchanged)`);
             } else {
+                this.#restartBaselines.set(service.containerName, (await handle.inspect()).RestartCount);
                 this.#log(`Kept ${service.containerName}: its configuration has not changed`);
             }
 
@@ -258,6 +287,7 @@ export class ComposeEngine {
         }
 
         const create = { ...service.create, Labels: { ...service.create.Labels, [LABEL.hash]: hash } };
+        await this.#journal({ type: 'container', name: service.containerName });
         const container = await this.#docker.createContainer(create);
         outcome.created.push(container.id);
         for (const network of service.extraNetworks) {
@@ -265,6 +295,7 @@ export class ComposeEngine {
         }
 
         await container.start();
+        this.#restartBaselines.set(service.containerName, 0);
         this.#log(`${current ? 'Recreated' : 'Created'} and started ${service.containerName} (${service.image})`);
     }
 
@@ -272,6 +303,13 @@ export class ComposeEngine {
         const name = (container.Names[0] ?? container.Id).replace(/^\//, '');
         const handle = this.#docker.getContainer(container.Id);
         const wasRunning = container.State === 'running';
+        const beforeReplacing = this.#beforeReplacing;
+        if (wasRunning && beforeReplacing) {
+            this.#beforeReplacing = undefined;
+            await beforeReplacing();
+        }
+
+        await this.#journal({ type: 'set-aside', id: container.Id, name, wasRunning });
         if (wasRunning) {
             await handle.stop({ t: STOP_SECONDS });
         }
@@ -328,12 +366,16 @@ export class ComposeEngine {
         }
     }
 
-    /** Waits until the service's container meets the condition; throws with the container's last log lines when it cannot. */
+    /**
+     * Waits until the service's container meets the condition; throws with the container's last log lines when it
+     * cannot, or when it exits or restarts on the way.
+     */
     async waitFor(service: ServicePlan, condition: DependencyCondition, timeoutMs: number): Promise<void> {
         const container = this.#docker.getContainer(service.containerName);
         const deadline = Date.now() + timeoutMs;
         for (;;) {
-            const { State: state } = await container.inspect();
+            const inspect = await container.inspect();
+            const { State: state } = inspect;
             const health = state.Health?.Status;
             if (condition === 'service_completed_successfully' && state.Status === 'exited') {
                 if (state.ExitCode === 0) {
@@ -341,6 +383,10 @@ export class ComposeEngine {
                 }
 
                 throw await this.#failure(service, `exited with code ${state.ExitCode}`);
+            }
+
+            if (condition !== 'service_completed_successfully') {
+                await this.#throwIfCrashed(service, inspect);
             }
 
             if (condition === 'service_healthy' && health === 'healthy') {
@@ -356,10 +402,6 @@ export class ComposeEngine {
                 throw await this.#failure(service, 'is unhealthy');
             }
 
-            if (condition !== 'service_completed_successfully' && (state.Status === 'exited' || state.Status === 'dead')) {
-                throw await this.#failure(service, `exited with code ${state.ExitCode}`);
-            }
-
             if (Date.now() > deadline) {
                 throw await this.#failure(
                     service,
@@ -371,9 +413,20 @@ export class ComposeEngine {
         }
     }
 
+    async #throwIfCrashed(service: ServicePlan, inspect: Docker.ContainerInspectInfo): Promise<void> {
+        const crash = crashOf(inspect, this.#restartBaselines.get(service.containerName) ?? 0);
+        if (crash) {
+            const exitCode = crash.exitCode ?? (await lastExitCode(this.#docker, inspect.Id, this.#createdAt));
+            throw await this.#failure(service, describeCrash(crash, exitCode));
+        }
+    }
+
     async #failure(service: ServicePlan, what: string): Promise<Error> {
-        const lines = await this.lastLogLines(service.containerName, 5);
-        return new Error(`${service.containerName} ${what}${lines.length > 0 ? `; its last log lines: ${lines.join(' | ')}` : ''}`);
+        const lines = (await this.lastLogLines(service.containerName, 5)).map(this.#mask);
+        const name = service.containerName.includes(service.service)
+            ? service.containerName
+            : `${service.containerName} (service ${service.service})`;
+        return new Error(`${name} ${what}${lines.length > 0 ? `; its last log lines: ${lines.join(' | ')}` : ''}`);
     }
 
     async lastLogLines(containerName: string, count: number): Promise<string[]> {
@@ -395,49 +448,57 @@ export class ComposeEngine {
         }
     }
 
-    /** Undoes an up: new containers removed, set-aside ones back under their names and started, new networks and volumes removed. */
-    async rollback(outcome: UpOutcome): Promise<string[]> {
+    /**
+     * Undoes an up: new containers removed, set-aside ones back under their names and started, new networks and
+     * volumes removed. Every part is tried even when one fails; `failed` says which did, in words.
+     */
+    async rollback(outcome: UpOutcome): Promise<{ undone: string[]; failed: string[] }> {
         const undone: string[] = [];
-        for (const id of outcome.created) {
-            await this.#docker
-                .getContainer(id)
-                .remove({ force: true })
-                .catch(() => undefined);
-        }
+        const failed: string[] = [];
+        const attempt = async (done: string, work: () => Promise<unknown>) => {
+            try {
+                await work();
+                undone.push(done);
+            } catch (error) {
+                failed.push(`not ${done}: ${(error as Error).message}`);
+            }
+        };
 
-        if (outcome.created.length > 0) {
-            undone.push(`removed ${outcome.created.length} new container(s)`);
+        for (const id of outcome.created) {
+            await attempt(`removed new container ${id.slice(0, 12)}`, () => this.#removeIfPresent(this.#docker.getContainer(id)));
         }
 
         for (const previous of outcome.setAside) {
-            const handle = this.#docker.getContainer(previous.id);
-            await handle.rename({ name: previous.name });
-            if (previous.wasRunning) {
-                await handle.start();
-            }
-
-            undone.push(`put back ${previous.name}`);
+            await attempt(`put back ${previous.name}`, async () => {
+                const handle = this.#docker.getContainer(previous.id);
+                await handle.rename({ name: previous.name });
+                // 304: it runs already (an interrupted run's leftover, put back and started by this run's up).
+                if (previous.wasRunning)
+                    await handle.start().catch((error: { statusCode?: number }) => {
+                        if (error.statusCode !== 304) throw error;
+                    });
+            });
         }
 
         for (const volume of outcome.createdVolumes) {
-            await this.#docker
-                .getVolume(volume)
-                .remove()
-                .catch(() => undefined);
-            undone.push(`removed volume ${volume}`);
+            await attempt(`removed volume ${volume}`, () => this.#removeIfPresent(this.#docker.getVolume(volume)));
         }
 
+        // Made by this run, so no container put back was attached to it.
         for (const network of outcome.createdNetworks) {
-            if (outcome.setAside.length === 0) {
-                await this.#docker
-                    .getNetwork(network)
-                    .remove()
-                    .catch(() => undefined);
-                undone.push(`removed network ${network}`);
-            }
+            await attempt(`removed network ${network}`, () => this.#removeIfPresent(this.#docker.getNetwork(network)));
         }
 
-        return undone;
+        return { undone, failed };
+    }
+
+    /** Removes a container (forced), volume or network; one already gone is not an error. */
+    async #removeIfPresent(handle: { remove: (options?: object) => Promise<unknown> }): Promise<void> {
+        try {
+            await handle.remove({ force: true });
+        } catch (error) {
+            if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+        }
     }
 
     async stop(plan: ProjectPlan): Promise<void> {
@@ -455,9 +516,13 @@ export class ComposeEngine {
         for (const service of plan.services) {
             await this.#waitForDependencies(plan, service, options);
             const container = this.#docker.getContainer(service.containerName);
-            if (!(await container.inspect()).State.Running) {
+            const inspect = await container.inspect();
+            if (!inspect.State.Running) {
                 await container.start();
+                this.#restartBaselines.set(service.containerName, 0);
                 this.#log(`Started ${service.containerName}`);
+            } else {
+                this.#restartBaselines.set(service.containerName, inspect.RestartCount);
             }
         }
 
@@ -468,15 +533,45 @@ export class ComposeEngine {
         for (const service of plan.services) {
             await this.#waitForDependencies(plan, service, options);
             await this.#docker.getContainer(service.containerName).restart({ t: STOP_SECONDS });
+            this.#restartBaselines.set(service.containerName, 0);
             this.#log(`Restarted ${service.containerName}`);
         }
 
         await this.#waitForAll(plan, options);
     }
 
+    /** Every service ready (healthy when it has a health check, its image's own included), then settled. */
     async #waitForAll(plan: ProjectPlan, options: UpOptions): Promise<void> {
         for (const service of plan.services) {
-            await this.waitFor(service, service.hasHealthcheck ? 'service_healthy' : 'service_started', options.healthTimeoutMs);
+            const inspect = await this.#docker.getContainer(service.containerName).inspect();
+            await this.waitFor(service, hasActiveHealthcheck(inspect) ? 'service_healthy' : 'service_started', options.healthTimeoutMs);
+        }
+
+        await this.#settle(plan, options.settleMs);
+    }
+
+    /** Watches the containers until each has been up for `settleMs` since it started: one that exits or restarts fails. */
+    async #settle(plan: ProjectPlan, settleMs: number): Promise<void> {
+        let announced = false;
+        for (;;) {
+            let until = 0;
+            for (const service of plan.services) {
+                const inspect = await this.#docker.getContainer(service.containerName).inspect();
+                await this.#throwIfCrashed(service, inspect);
+                until = Math.max(until, Date.parse(inspect.State.StartedAt) + settleMs);
+            }
+
+            const left = until - Date.now();
+            if (!(left > 0)) {
+                return;
+            }
+
+            if (!announced) {
+                announced = true;
+                this.#log(`Watching that the services stay up for ${Math.ceil(left / 1000)} s more`);
+            }
+
+            await new Promise((resolve) => setTimeout(resolve, Math.min(SETTLE_POLL_MS, left)));
         }
     }
 }

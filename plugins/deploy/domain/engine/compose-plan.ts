@@ -26,7 +26,6 @@ export interface ServicePlan {
     image: string;
     /** Services this one waits for, and how. */
     dependsOn: Record<string, DependencyCondition>;
-    hasHealthcheck: boolean;
     /** Networks after the first, connected once the container exists. */
     extraNetworks: Array<{ name: string; aliases: string[] }>;
     /** Everything but the config-hash label and the image id, which are added when the image is known. */
@@ -189,7 +188,6 @@ function planService(name: string, service: ComposeService, input: PlanInput, na
         containerName,
         image,
         dependsOn,
-        hasHealthcheck: Boolean(service.healthcheck && !service.healthcheck.disable),
         extraNetworks: service.network_mode ? [] : extraNetworks,
         create,
     };

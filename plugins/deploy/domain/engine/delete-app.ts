@@ -14,6 +14,7 @@ import type Docker from 'dockerode';
 import { hasPlaceholderCertificate } from '../host/certificate-info.ts';
 import { dockerClient } from '../host/docker-client.ts';
 import { removeAccessObjects } from './access-steps.ts';
+import { dnsProvider } from './dns-steps.ts';
 import { planFromDisk } from './app-runs.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import type { DeleteOptions, RunContext } from './run-context.ts';
@@ -28,6 +29,7 @@ export async function deleteApp(context: RunContext): Promise<void> {
     const docker = dockerClient();
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const images = await removeContainers(context, docker, options);
+    await context.pauseIfAsked('containers-removed');
     await removeSite(context);
     await removeNetworks(context, docker, options);
     if (options.removeVolumes) await removeVolumes(context, docker, options, { stamp, images });
@@ -226,8 +228,7 @@ async function removeCertificateOf(context: RunContext, options: DeleteOptions):
 
 async function removeDnsRecord(context: RunContext, options: DeleteOptions): Promise<void> {
     context.step = 'dns';
-    const { loadDnsProvider } = await import('../dns/dns-providers.ts');
-    const provider = await loadDnsProvider(context.config.host.dns);
+    const provider = await dnsProvider(context.config);
     if (!provider) {
         context.log('DNS: no DNS provider is configured, so no record is managed', 'warning');
         return;

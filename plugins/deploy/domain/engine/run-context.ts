@@ -8,6 +8,7 @@ import type { Config } from '../../../../lib/config.ts';
 import type { ActiveConnection } from '../../../idp/connection-service.ts';
 import type { MethodSettings } from '../../../sso/method-types.ts';
 import type { RunMessage } from '../runs/run-service.ts';
+import { fileEntry, type JournalEntry, rewriteJournal, writeJournal } from './run-journal.ts';
 
 export type AppRunKind = 'deploy' | 'compose' | 'nginx' | 'action' | 'delete' | 'sso';
 export type AppAction = 'restart' | 'stop' | 'start';
@@ -43,6 +44,14 @@ export interface RunAccess {
     ownDoor?: boolean;
 }
 
+/** A recipe's one-time commands: shell text holding no values, the values (secrets too) in the variables it reads. */
+export interface InitCommands {
+    service: string;
+    commands: string[];
+    environment: Record<string, string>;
+    user?: string;
+}
+
 export interface AppRunData {
     runId: number;
     app: string;
@@ -57,8 +66,8 @@ export interface AppRunData {
     access?: RunAccess;
     /** What the server noticed while preparing the run, logged as warnings when it starts. */
     notes?: string[];
-    /** The recipe's one-time commands, run in the main service's container once it is healthy (values filled, secrets too). */
-    init?: { service: string; commands: string[]; user?: string };
+    /** The recipe's one-time commands, run in the main service's container once it is healthy. */
+    init?: InitCommands;
     /** The app's sign-in method and what it needs (the shared password opened for the run). */
     signIn?: { method: string; settings: MethodSettings };
 }
@@ -102,9 +111,45 @@ export class RunContext {
         this.#post({ type: 'event', step: this.step, level, text });
     };
 
+    /** Blanks the app's secret values in text the app wrote (its logs, a command's output) before the run shows it. */
+    mask = (text: string): string =>
+        Object.values(this.data.values ?? {})
+            .filter((secret) => secret.length >= 4)
+            .reduce((masked, secret) => masked.replaceAll(secret, '••••••••'), text);
+
     /** The run's own database connection, opened on first use. */
     async database(): Promise<Knex> {
         return await this.#database();
+    }
+
+    /** Writes the change about to be made to the run's journal, for an interrupted run to be undone from; answers its id. */
+    async journal(entry: JournalEntry): Promise<number> {
+        return await writeJournal(await this.#database(), this.data.runId, entry);
+    }
+
+    /** Rewrites a journal entry with what is known now, before the next part of its change is made. */
+    async rejournal(id: number, entry: JournalEntry): Promise<void> {
+        await rewriteJournal(await this.#database(), id, entry);
+    }
+
+    /** Journals the file, then writes it (see writeChangedFile). */
+    async writeFile(changed: FileSnapshot[], path: string, content: string, mode: number): Promise<void> {
+        await this.journal(fileEntry(this.config.dataDir, this.data.runId, path));
+        writeChangedFile(changed, path, content, mode);
+    }
+
+    /**
+     * Test-only: with GATEHOUSE_TEST_PAUSE_AT=<step> and GATEHOUSE_TEST_PAUSE_FILE=<path>, the run writes the step
+     * into the file when it reaches that point and waits there (at most ten minutes), for a test to kill its server.
+     */
+    async pauseIfAsked(step: string): Promise<void> {
+        const file = process.env.GATEHOUSE_TEST_PAUSE_FILE;
+        if (process.env.GATEHOUSE_TEST_PAUSE_AT !== step || !file) {
+            return;
+        }
+
+        Fs.writeFileSync(file, step);
+        await new Promise((resolve) => setTimeout(resolve, 600_000));
     }
 
     // The resource ledger.
@@ -142,6 +187,16 @@ export function snapshotFile(path: string): FileSnapshot {
     return { path, content: Fs.readFileSync(path, 'utf8'), mode: Fs.statSync(path).mode & 0o777 };
 }
 
+/**
+ * Writes `path` and adds its snapshot to `changed` once the write has happened: a rollback then puts back only the
+ * files the run did change (a write refused, say in an immutable folder, left the file as it was).
+ */
+export function writeChangedFile(changed: FileSnapshot[], path: string, content: string, mode: number): void {
+    const snapshot = snapshotFile(path);
+    writeFileAtomically(path, content, mode);
+    changed.push(snapshot);
+}
+
 export function restoreFile(snapshot: FileSnapshot): void {
     if (snapshot.content === undefined) {
         Fs.rmSync(snapshot.path, { force: true });
@@ -154,7 +209,12 @@ export function restoreFile(snapshot: FileSnapshot): void {
 export function writeFileAtomically(path: string, content: string, mode: number): void {
     Fs.mkdirSync(Path.dirname(path), { recursive: true });
     const temporary = `${path}.${process.pid}.tmp`;
-    Fs.writeFileSync(temporary, content, { mode });
-    Fs.chmodSync(temporary, mode);
-    Fs.renameSync(temporary, path);
+    try {
+        Fs.writeFileSync(temporary, content, { mode });
+        Fs.chmodSync(temporary, mode);
+        Fs.renameSync(temporary, path);
+    } catch (error) {
+        Fs.rmSync(temporary, { force: true, maxRetries: 0 });
+        throw error;
+    }
 }

@@ -3,21 +3,28 @@ import Fs from 'node:fs';
 
 import { PLACEHOLDER_ORGANISATION, certificatePaths } from '../host/certificate-info.ts';
 import { siteAddress } from '../access/sign-in-check.ts';
-import { siteUpstreams } from '../nginx/site-model.ts';
+import { loopbackUpstreams } from '../nginx/site-model.ts';
 import { OUTPOST_PATH } from '../nginx/site-types.ts';
-import { checkHttp } from '../host/http-check.ts';
+import { checkHttp, silentUpstream } from '../host/http-check.ts';
 import { reloadNginx, testNginxConfiguration } from '../host/nginx-control.ts';
 import { makeSelfSignedCertificate } from '../host/self-signed.ts';
-import type { RunContext } from './run-context.ts';
+import { type FileSnapshot, type RunContext, snapshotFile, writeFileAtomically } from './run-context.ts';
 
 /**
  * nginx will not load a site whose certificate file is missing: until ACME gives the real one, the domain
  * gets a self-signed stand-in (which the certificate step then replaces).
  */
-export async function ensureCertificateFiles(context: RunContext): Promise<void> {
+export async function ensureCertificateFiles(context: RunContext, changed: FileSnapshot[]): Promise<void> {
     const paths = certificatePaths(context.config.apps.certificatesDir, context.data.domain);
     if (Fs.existsSync(paths.certificate) && Fs.existsSync(paths.key)) {
         return;
+    }
+
+    // The stand-in (and a certificate obtained in its place later in the run) goes with the run when it is undone.
+    for (const path of [paths.certificate, paths.key]) {
+        const snapshot = snapshotFile(path);
+        await context.journal({ type: 'file', path, backup: null, mode: snapshot.mode });
+        changed.push(snapshot);
     }
 
     Fs.mkdirSync(paths.dir, { recursive: true, mode: 0o755 });
@@ -29,6 +36,51 @@ export async function ensureCertificateFiles(context: RunContext): Promise<void>
         dnsName: context.data.domain,
     });
     context.log(`No certificate yet for ${context.data.domain}: a self-signed stand-in lets nginx load the site until ACME answers`);
+}
+
+const MAINTENANCE_LINES = [
+    '# Gatehouse: the app is being updated; visitors see this until its new version is healthy.',
+    'default_type text/html;',
+    'add_header Retry-After 15 always;',
+    "return 503 '<!doctype html><meta charset=utf-8><title>Updating</title><p>This app is being updated and will be back in a moment.</p>\\n';",
+];
+
+/** The site with each server block answering 503 before any of its locations; the rest of its text unchanged. */
+export function maintenanceSite(site: string): string {
+    return site.replace(/^([ \t]*)server\s*\{[ \t]*$/gm, (line, indent: string) =>
+        [line, ...MAINTENANCE_LINES.map((text) => `${indent}    ${text}`)].join('\n'),
+    );
+}
+
+/**
+ * Keeps visitors off the app while its containers are replaced: the site answers a maintenance page until the run
+ * writes the new site (or puts this one back). A site nginx will not take this way keeps serving as it was.
+ */
+export async function holdVisitors(context: RunContext, changed: FileSnapshot[]): Promise<void> {
+    const { siteFile } = context.paths;
+    if (!Fs.existsSync(siteFile)) {
+        return;
+    }
+
+    const current = snapshotFile(siteFile);
+    const held = maintenanceSite(current.content ?? '');
+    if (held === current.content) {
+        return;
+    }
+
+    await context.writeFile(changed, siteFile, held, current.mode);
+    try {
+        await testAndReload(context);
+    } catch (error) {
+        writeFileAtomically(siteFile, current.content ?? '', current.mode);
+        context.log(
+            `Visitors reach the app while it is replaced: nginx refused the maintenance page (${(error as Error).message})`,
+            'warning',
+        );
+        return;
+    }
+
+    context.log("Visitors see a maintenance page (503) while the app's containers are replaced");
 }
 
 /** `nginx -t` on the whole configuration, then a reload; a failed test throws with nginx's own words. */
@@ -54,19 +106,6 @@ interface Attempt {
     text: string;
 }
 
-/** The loopback upstreams the site's modelled locations proxy to. */
-function upstreamsOf(site: string | undefined): string[] {
-    if (site === undefined) {
-        return [];
-    }
-
-    try {
-        return siteUpstreams(site);
-    } catch {
-        return [];
-    }
-}
-
 async function attemptThroughNginx(context: RunContext, https: boolean, site: string | undefined): Promise<Attempt> {
     const host = context.config.host;
     const port = https ? host.nginxHttpsPort : host.nginxHttpPort;
@@ -86,14 +125,9 @@ async function attemptThroughNginx(context: RunContext, https: boolean, site: st
     }
 
     // Behind forward auth nginx answers for the app without asking it: the app's upstreams are asked directly.
-    for (const upstream of upstreamsOf(site)) {
-        const direct = await checkHttp({ url: new URL(upstream), host: hostHeader, timeoutMs: 5000 });
-        if (direct.statusCode === null || direct.statusCode >= 500) {
-            return {
-                ok: false,
-                text: `sends visitors to sign in, but its upstream ${upstream} did not answer: ${direct.error ?? `status ${direct.statusCode}`}`,
-            };
-        }
+    const silent = await silentUpstream(loopbackUpstreams(site), hostHeader);
+    if (silent) {
+        return { ok: false, text: `sends visitors to sign in, but ${silent}` };
     }
 
     return { ok: true, text: `${answered} (to the sign-in; the app's upstream answers)` };

@@ -7,7 +7,7 @@
  */
 import type { Server } from '@hapi/hapi';
 
-import { NotFoundError } from '../../../../lib/errors.ts';
+import { NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { hub } from '../hub/hub-service.ts';
 import { UpstreamFailure } from '../hub/upstream.ts';
@@ -70,7 +70,8 @@ interface Claim {
     method: string;
     level: EvidenceLevel;
     source: EvidenceSource;
-    paidOnly?: boolean;
+    /** true: the source says paid edition only; false: it says the free edition has it; absent: it says nothing. */
+    paid?: boolean;
     unverified?: boolean;
     recipe?: string;
 }
@@ -89,7 +90,7 @@ function recipeClaims(recipe: Recipe): Claim[] {
         method,
         level: 'documented',
         source: { what: `recipe ${recipe.id}: paid edition only` },
-        paidOnly: true,
+        paid: true,
     }));
     return [own, ...paid];
 }
@@ -99,7 +100,7 @@ function curatedClaims(app: CuratedApp): Claim[] {
         method,
         level: 'documented',
         source: { what: `curated list: ${app.app}`, ...(facts.sources?.[0] ? { url: facts.sources[0] } : {}) },
-        paidOnly: facts.paid === true,
+        ...(typeof facts.paid === 'boolean' ? { paid: facts.paid } : {}),
         unverified: facts.unverified === true || facts.unverified === 'true',
     }));
     const ldap: Claim[] = app.ldap ? [{ method: 'ldap', level: 'documented', source: { what: `curated list: ${app.app} (LDAP)` } }] : [];
@@ -141,40 +142,37 @@ function upstreamReason(error: unknown): string {
 
 const rank = (list: readonly string[], value: string) => (list.includes(value) ? list.indexOf(value) : list.length);
 
+/**
+ * Paid-only when a source says so and none says the free edition has it; a source that says nothing about editions
+ * (an integration guide, what the image's docs mention) leaves the mark as it is.
+ */
+function paidOnly(claims: Claim[]): boolean {
+    return claims.some((claim) => claim.paid === true) && !claims.some((claim) => claim.paid === false);
+}
+
 /** One item per method, at the best level any claim gives it, with all their sources; best first. */
 export function mergeClaims(claims: Claim[]): Evidence[] {
-    const byMethod = new Map<string, Evidence>();
+    const byMethod = new Map<string, Claim[]>();
     for (const claim of claims) {
-        const current = byMethod.get(claim.method);
-        if (!current) {
-            byMethod.set(claim.method, {
-                method: claim.method,
-                level: claim.level,
-                sources: [claim.source],
-                flags: {
-                    paidOnly: claim.paidOnly === true,
-                    informationOnly: claim.method === 'ldap',
-                    unverified: claim.unverified === true,
-                    ...(claim.recipe ? { recipe: claim.recipe } : {}),
-                },
-            });
-            continue;
-        }
-
-        current.sources.push(claim.source);
-        if (rank(EVIDENCE_LEVELS, claim.level) < rank(EVIDENCE_LEVELS, current.level)) {
-            current.level = claim.level;
-        }
-
-        // A free source outweighs a paid-only one; a confirmed one an unverified one.
-        current.flags.paidOnly &&= claim.paidOnly === true;
-        current.flags.unverified &&= claim.unverified === true;
-        if (claim.recipe && !current.flags.recipe) {
-            current.flags.recipe = claim.recipe;
-        }
+        byMethod.set(claim.method, [...(byMethod.get(claim.method) ?? []), claim]);
     }
 
-    return [...byMethod.values()].sort(
+    const merged = [...byMethod.entries()].map(([method, said]): Evidence => {
+        const recipe = said.find((claim) => claim.recipe)?.recipe;
+        return {
+            method,
+            level: said.map((claim) => claim.level).sort((a, b) => rank(EVIDENCE_LEVELS, a) - rank(EVIDENCE_LEVELS, b))[0] ?? 'found',
+            sources: said.map((claim) => claim.source),
+            flags: {
+                paidOnly: paidOnly(said),
+                informationOnly: method === 'ldap',
+                // A confirmed source outweighs an unverified one.
+                unverified: said.every((claim) => claim.unverified === true),
+                ...(recipe ? { recipe } : {}),
+            },
+        };
+    });
+    return merged.sort(
         (a, b) =>
             Number(a.flags.paidOnly || a.flags.informationOnly) - Number(b.flags.paidOnly || b.flags.informationOnly) ||
             rank(EVIDENCE_LEVELS, a.level) - rank(EVIDENCE_LEVELS, b.level) ||
@@ -219,6 +217,23 @@ export class EvidenceService {
 
         this.#inspected.set(image, { at: Date.now(), version, answer });
         return answer;
+    }
+
+    /**
+     * What the image's own documentation says, for an app's options: the registry's answers are kept per digest (and a
+     * tag's digest for a while) by the hub, a registry that did not answer is not asked again for a minute.
+     */
+    async foundInDocs(image: string): Promise<FoundInDocs[]> {
+        try {
+            return (await this.#inspect(image)).found;
+        } catch (error) {
+            // An image the registries cannot name or that is no container image has no documentation to read.
+            if (error instanceof ValidationError) {
+                return [];
+            }
+
+            throw error;
+        }
     }
 
     /** What the image's own configuration (from its registry) and its Docker Hub page say; each part is optional. */

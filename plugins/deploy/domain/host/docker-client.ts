@@ -2,6 +2,7 @@
 import Docker from 'dockerode';
 
 import type { HostConfig } from '../../../../lib/config.ts';
+import { LABEL } from './compose-labels.ts';
 
 export function dockerClient(): Docker {
     return new Docker();
@@ -11,6 +12,27 @@ export function dockerClient(): Docker {
 export async function networkGateway(docker: Docker, network: string): Promise<string | undefined> {
     const info = (await docker.getNetwork(network).inspect()) as { IPAM?: { Config?: Array<{ Gateway?: string }> } };
     return info.IPAM?.Config?.find((config) => config.Gateway)?.Gateway;
+}
+
+/**
+ * The address nginx's requests reach a deployed app from: the gateway of the network its published container is on.
+ * Undefined when no container of the app publishes a port, or the engine does not answer.
+ */
+export async function appGateway(docker: Docker, app: string): Promise<string | undefined> {
+    try {
+        const containers = await docker.listContainers({ filters: { label: [`${LABEL.project}=${app}`] } });
+        const published = containers.find((container) => container.Ports.some((port) => port.PublicPort !== undefined));
+        const networks = Object.values(published?.NetworkSettings.Networks ?? {});
+        return networks.find((network) => network.Gateway)?.Gateway || undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** A health check that runs: declared with a test, and not turned off (`["NONE"]`, compose's `disable: true`). */
+export function isActiveHealthcheck(healthcheck: Docker.HealthConfig | undefined): boolean {
+    const test = healthcheck?.Test ?? [];
+    return test.length > 0 && test[0] !== 'NONE';
 }
 
 /** Credentials for pulls from the configured registry, in the form the engine's API takes them. */

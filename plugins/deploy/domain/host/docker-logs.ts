@@ -46,30 +46,77 @@ function toLine(stream: LogStream, raw: string): LogLine {
 }
 
 /**
- * The chunks' lines in arrival order. Each stream is decoded on its own, so that a line (or a UTF-8 character)
- * split over two frames of one stream is joined again even when the other stream's frames come between.
+ * Lines of the two streams as their bytes arrive. Each stream is decoded on its own, so that a line (or a UTF-8
+ * character) split over two frames of one stream is joined again even when the other stream's frames come between.
  */
+class StreamLines {
+    readonly #decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+    readonly #pending: Record<LogStream, string> = { stdout: '', stderr: '' };
+
+    take(stream: LogStream, payload: Buffer): LogLine[] {
+        const parts = (this.#pending[stream] + this.#decoders[stream].write(payload)).split('\n');
+        this.#pending[stream] = parts.pop() ?? '';
+        return parts.map((part) => toLine(stream, part));
+    }
+
+    /** The last line of each stream that had no newline. */
+    end(): LogLine[] {
+        return (['stdout', 'stderr'] as const).flatMap((stream) => {
+            const rest = this.#pending[stream] + this.#decoders[stream].end();
+            this.#pending[stream] = '';
+            return rest === '' ? [] : [toLine(stream, rest)];
+        });
+    }
+}
+
+/** The chunks' lines in arrival order. */
 export function chunksToLines(chunks: LogChunk[]): LogLine[] {
-    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
-    const pending: Record<LogStream, string> = { stdout: '', stderr: '' };
-    const lines: LogLine[] = [];
-    for (const { stream, payload } of chunks) {
-        const parts = (pending[stream] + decoders[stream].write(payload)).split('\n');
-        pending[stream] = parts.pop() ?? '';
-        lines.push(...parts.map((part) => toLine(stream, part)));
-    }
-
-    for (const stream of ['stdout', 'stderr'] as const) {
-        const rest = pending[stream] + decoders[stream].end();
-        if (rest !== '') {
-            lines.push(toLine(stream, rest));
-        }
-    }
-
-    return lines;
+    const lines = new StreamLines();
+    return [...chunks.flatMap(({ stream, payload }) => lines.take(stream, payload)), ...lines.end()];
 }
 
 /** The lines of a `docker logs` answer: demultiplexed when the container has no TTY, one raw stdout stream when it has. */
 export function logLines(buffer: Buffer, tty: boolean): LogLine[] {
     return chunksToLines(tty ? [{ stream: 'stdout', payload: buffer }] : demultiplex(buffer));
+}
+
+/**
+ * The lines of a followed `docker logs` stream, as its bytes arrive: frames cut anywhere (the header too) are put
+ * together again, and a line split over chunks is given once whole.
+ */
+export class LogLineReader {
+    readonly #tty: boolean;
+    readonly #lines = new StreamLines();
+    #frames = Buffer.alloc(0);
+
+    constructor(tty: boolean) {
+        this.#tty = tty;
+    }
+
+    /** The whole lines the chunk completes. */
+    push(chunk: Buffer): LogLine[] {
+        if (this.#tty) {
+            return this.#lines.take('stdout', chunk);
+        }
+
+        this.#frames = Buffer.concat([this.#frames, chunk]);
+        const lines: LogLine[] = [];
+        while (this.#frames.length >= HEADER_BYTES) {
+            const size = this.#frames.readUInt32BE(4);
+            if (this.#frames.length < HEADER_BYTES + size) {
+                break;
+            }
+
+            const stream: LogStream = this.#frames[0] === STDERR ? 'stderr' : 'stdout';
+            lines.push(...this.#lines.take(stream, this.#frames.subarray(HEADER_BYTES, HEADER_BYTES + size)));
+            this.#frames = this.#frames.subarray(HEADER_BYTES + size);
+        }
+
+        return lines;
+    }
+
+    /** What is left once the stream has ended: a last line without its newline. */
+    end(): LogLine[] {
+        return this.#lines.end();
+    }
 }

@@ -93,3 +93,19 @@ export function checkHttp(options: HttpCheckOptions): Promise<HttpCheck> {
         request.end();
     });
 }
+
+/**
+ * Behind forward auth nginx answers a visitor without a session for the app, without asking it: whether the app
+ * serves is known only by asking its upstreams directly. Answers what is wrong with the first that does not answer
+ * (no answer, or 500 and above), or null when all answer.
+ */
+export async function silentUpstream(upstreams: string[], host: string): Promise<string | null> {
+    for (const upstream of upstreams) {
+        const direct = await checkHttp({ url: new URL(upstream), host, timeoutMs: 5000 });
+        if (direct.statusCode === null || direct.statusCode >= 500) {
+            return `its upstream ${upstream} did not answer: ${direct.error ?? `status ${direct.statusCode}`}`;
+        }
+    }
+
+    return null;
+}

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 
 import type { HostConfig } from '../../../../lib/config.ts';
-import { nginxBinary } from '../nginx/nginx-test.ts';
+import { nginxBinary } from './nginx-binary.ts';
 
 export interface NginxOutcome {
     ok: boolean;
@@ -25,6 +25,16 @@ function runNginx(host: HostConfig, args: string[]): Promise<NginxOutcome> {
 /** `nginx -t` on the managed nginx's whole configuration, with the sites it includes. */
 export async function testNginxConfiguration(host: HostConfig): Promise<NginxOutcome> {
     return await runNginx(host, ['-t']);
+}
+
+/** `nginx -T`: the whole configuration as nginx reads it, included files and all (for reading, never to show). */
+export async function dumpNginxConfiguration(host: HostConfig): Promise<NginxOutcome> {
+    return await runNginx(host, ['-T']);
+}
+
+/** `nginx -V`: the version and the compiled-in settings, such as the default pid file. */
+export async function nginxBuildSettings(host: HostConfig): Promise<NginxOutcome> {
+    return await runNginx(host, ['-V']);
 }
 
 /** Asks the running nginx to load its configuration again (`nginx -s reload`). */

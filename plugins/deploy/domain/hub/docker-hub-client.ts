@@ -5,7 +5,7 @@
  * numbers, official images lose their `library/`.
  */
 import { NotFoundError } from '../../../../lib/errors.ts';
-import { parseJsonObject, RateLimitMemory, requestUpstream, type UpstreamResponse, UpstreamFailure } from './upstream.ts';
+import { parseJsonObject, RateLimitMemory, type Upstream, type UpstreamResponse, UpstreamFailure } from './upstream.ts';
 
 export const SEARCH_PAGE_SIZE = 25;
 export const TAGS_PAGE_SIZE = 100;
@@ -185,10 +185,12 @@ function resultsOf(what: string, body: Record<string, unknown>): Record<string, 
 
 export class DockerHubClient {
     readonly #baseUrl: string;
+    readonly #upstream: Upstream;
     readonly #rateLimits: RateLimitMemory;
 
-    constructor(baseUrl: string, now: () => number = Date.now) {
+    constructor(baseUrl: string, upstream: Upstream, now: () => number = Date.now) {
         this.#baseUrl = baseUrl.replace(/\/+$/, '');
+        this.#upstream = upstream;
         this.#rateLimits = new RateLimitMemory(now);
     }
 
@@ -295,7 +297,7 @@ export class DockerHubClient {
 
     async #get(what: string, url: URL, notFound?: () => Error): Promise<UpstreamResponse> {
         this.#rateLimits.check('hub', 'Docker Hub');
-        const response = await requestUpstream(what, url.toString(), {
+        const response = await this.#upstream.request(what, url.toString(), {
             headers: { accept: 'application/json' },
             maxBytes: MAX_ANSWER_BYTES,
         });

@@ -53,7 +53,8 @@ import {
     type RegistryClientOptions,
     RoundTrips,
 } from './registry-client.ts';
-import { parseJsonObject, UpstreamFailure } from './upstream.ts';
+import { hubReachPolicy } from './reach.ts';
+import { parseJsonObject, Upstream, UpstreamFailure } from './upstream.ts';
 
 /** How long search answers, tag lists and tag → digest look-ups are kept. */
 export const LIST_TTL_MS = 5 * 60_000;
@@ -111,7 +112,9 @@ export interface InspectAnswer {
 
 export interface HubServiceOptions {
     hubUrl: string;
-    registry?: RegistryClientOptions;
+    /** Where look-ups may go. */
+    upstream: Upstream;
+    registry?: Omit<RegistryClientOptions, 'upstream'>;
     now?: () => number;
 }
 
@@ -168,8 +171,8 @@ export class HubService {
 
     constructor(options: HubServiceOptions) {
         const now = options.now ?? Date.now;
-        this.#hub = new DockerHubClient(options.hubUrl, now);
-        this.#registry = new RegistryClient({ now, ...options.registry });
+        this.#hub = new DockerHubClient(options.hubUrl, options.upstream, now);
+        this.#registry = new RegistryClient({ now, ...options.registry, upstream: options.upstream });
         this.#searches = new BoundedCache({ maxWeight: MAX_LIST_ENTRIES, ttlMs: LIST_TTL_MS, now });
         this.#repositoryTexts = new BoundedCache({ maxWeight: MAX_LIST_ENTRIES, ttlMs: LIST_TTL_MS, now });
         this.#tagLists = new BoundedCache({ maxWeight: MAX_LIST_ENTRIES, ttlMs: LIST_TTL_MS, now });
@@ -325,6 +328,10 @@ function endpointsFor(hubRegistryUrl: string): (registry: string) => RegistryEnd
 }
 
 export const hub = defineService<HubService>('hub', (owner: Server) => {
-    const { hubUrl, hubRegistryUrl } = owner.app.config.host;
-    return new HubService({ hubUrl, registry: { endpointOf: endpointsFor(hubRegistryUrl) } });
+    const host = owner.app.config.host;
+    return new HubService({
+        hubUrl: host.hubUrl,
+        upstream: new Upstream(hubReachPolicy(host)),
+        registry: { endpointOf: endpointsFor(host.hubRegistryUrl) },
+    });
 });

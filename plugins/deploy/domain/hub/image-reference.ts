@@ -21,7 +21,7 @@ export interface ImageReference {
 const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
 const DOMAIN = new RegExp(`^${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*(?::[0-9]{1,5})?$`);
 const NAME_COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
-const TAG = /^[\w][\w.-]{0,127}$/;
+export const TAG = /^[\w][\w.-]{0,127}$/;
 export const DIGEST = /^sha256:[a-f0-9]{64}$/;
 const MAX_NAME_LENGTH = 255;
 const MAX_REFERENCE_LENGTH = 512;

@@ -8,12 +8,13 @@ import Crypto from 'node:crypto';
 
 import { NotFoundError } from '../../../../lib/errors.ts';
 import { BoundedCache } from './bounded-cache.ts';
-import { DOCKER_HUB, familiarName, registryBaseUrl } from './image-reference.ts';
+import { DOCKER_HUB, familiarName, registryBaseUrl, TAG } from './image-reference.ts';
 import {
     parseJsonObject,
     RateLimitMemory,
     registryErrorText,
-    requestUpstream,
+    type Upstream,
+    type UpstreamRequest,
     type UpstreamResponse,
     UpstreamFailure,
 } from './upstream.ts';
@@ -126,18 +127,22 @@ function nextLink(header: string | null, current: string): URL | undefined {
 }
 
 export interface RegistryClientOptions {
+    /** Where requests may go (Gatehouse's HUB_ALLOWED_HOST_LIST). */
+    upstream: Upstream;
     endpointOf?: (registry: string) => RegistryEndpoint;
     now?: () => number;
 }
 
 export class RegistryClient {
+    readonly #upstream: Upstream;
     readonly #endpointOf: (registry: string) => RegistryEndpoint;
     readonly #now: () => number;
     readonly #access: BoundedCache<Access>;
     readonly #tokens: BoundedCache<string>;
     readonly #rateLimits: RateLimitMemory;
 
-    constructor(options: RegistryClientOptions = {}) {
+    constructor(options: RegistryClientOptions) {
+        this.#upstream = options.upstream;
         this.#endpointOf = options.endpointOf ?? defaultEndpoint;
         this.#now = options.now ?? Date.now;
         this.#access = new BoundedCache<Access>({ maxWeight: 1000, ttlMs: CHALLENGE_MEMORY_MS, now: this.#now });
@@ -182,7 +187,8 @@ export class RegistryClient {
 
     /** A blob (an image config), checked against its digest. */
     async blob(image: Repository, digest: string, trips: RoundTrips, maxBytes = MAX_CONFIG_BYTES): Promise<Buffer> {
-        const response = await this.#send(image, this.#apiUrl(image, `/blobs/${digest}`), trips, { maxBytes });
+        // The one request a registry may answer from elsewhere: the spec lets it redirect a blob to its storage.
+        const response = await this.#send(image, this.#apiUrl(image, `/blobs/${digest}`), trips, { maxBytes, crossOrigin: true });
         if (response.status !== 200) {
             const detail = registryErrorText(response.body);
             throw new UpstreamFailure(
@@ -204,12 +210,7 @@ export class RegistryClient {
         for (let page = 0; url !== undefined && page < MAX_TAG_PAGES; page += 1) {
             const response: UpstreamResponse = await this.#send(image, url, trips, { maxBytes: MAX_TAG_LIST_BYTES });
             this.#refuseMissing(image, undefined, response);
-            const body = parseJsonObject(`the registry ${image.registry}'s tag list`, response.body);
-            if (body.tags !== null && body.tags !== undefined && !Array.isArray(body.tags)) {
-                throw new UpstreamFailure(`the registry ${image.registry} answered a tag list without a list of tags`);
-            }
-
-            tags.push(...((body.tags as unknown[] | null | undefined) ?? []).filter((tag): tag is string => typeof tag === 'string'));
+            tags.push(...tagsOf(image, parseJsonObject(`the registry ${image.registry}'s tag list`, response.body)));
             const next = nextLink(response.headers.get('link'), response.url);
             // The token goes only where the registry is: a next page elsewhere is not followed.
             if (next && next.origin !== new URL(response.url).origin) {
@@ -249,12 +250,7 @@ export class RegistryClient {
      * One request to the repository's API, with a token when the registry wants one; a 401 is answered once.
      * `url` holds only names, tags and digests checked by image-reference.ts, which need no escaping.
      */
-    async #send(
-        image: Repository,
-        url: string,
-        trips: RoundTrips,
-        request: { method?: 'GET' | 'HEAD'; headers?: Record<string, string>; maxBytes: number },
-    ): Promise<UpstreamResponse> {
+    async #send(image: Repository, url: string, trips: RoundTrips, request: UpstreamRequest): Promise<UpstreamResponse> {
         const endpoint = this.#endpointOf(image.registry);
         const what = `the registry ${image.registry}`;
         this.#rateLimits.check(image.registry, what);
@@ -264,7 +260,7 @@ export class RegistryClient {
         const sentToken = known?.kind === 'bearer' ? await this.#token(image, known.challenge, scope, trips) : undefined;
 
         trips.registry += 1;
-        let response = await requestUpstream(what, url, { ...request, headers: { ...request.headers, ...bearer(sentToken) } });
+        let response = await this.#upstream.request(what, url, { ...request, headers: { ...request.headers, ...bearer(sentToken) } });
         if (response.status === 401) {
             const challenge = this.#bearerChallenge(image, response);
             if (challenge === undefined) {
@@ -278,7 +274,7 @@ export class RegistryClient {
             }
 
             trips.registry += 1;
-            response = await requestUpstream(what, url, { ...request, headers: { ...request.headers, ...bearer(token) } });
+            response = await this.#upstream.request(what, url, { ...request, headers: { ...request.headers, ...bearer(token) } });
         } else if (sentToken === undefined && response.status < 500) {
             this.#access.set(image.registry, { kind: 'open' });
         }
@@ -336,7 +332,7 @@ export class RegistryClient {
         const what = `the token service of ${image.registry}`;
         this.#rateLimits.check(url.origin, what);
         trips.token += 1;
-        const response = await requestUpstream(what, url.toString(), { maxBytes: MAX_TOKEN_BYTES });
+        const response = await this.#upstream.request(what, url.toString(), { maxBytes: MAX_TOKEN_BYTES });
         if (response.status === 429) {
             throw this.#rateLimits.limited(url.origin, what, response.headers);
         }
@@ -361,6 +357,17 @@ export class RegistryClient {
         this.#tokens.set(key, token, { ttlMs: lifetimeMs });
         return token;
     }
+}
+
+/** The tags of a tag list: a registry's answer names the repository asked for and lists only tags. */
+function tagsOf(image: Repository, body: Record<string, unknown>): string[] {
+    const tags = body.tags ?? [];
+    const named = body.name === undefined || body.name === image.repository;
+    if (!named || !Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string' && TAG.test(tag))) {
+        throw new UpstreamFailure(`the registry ${image.registry} answered something that is not a tag list`);
+    }
+
+    return tags as string[];
 }
 
 function bearer(token: string | undefined): Record<string, string> {

@@ -8,28 +8,31 @@ import type { Server } from '@hapi/hapi';
 
 import { ConflictError, forField, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
-import { ROOT_DIR } from '../../../../server.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
+import type { ComposeSpec } from '../compose/compose-types.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
-import { fillPlaceholders, openedSecretValues, placeholderValues } from '../../../sso/placeholders.ts';
+import { fillCommandPlaceholders, fillYamlPlaceholders, openedSecretValues, placeholderValues } from '../../../sso/placeholders.ts';
 import { adapterNames } from '../../../sso/autologin/adapters.ts';
 import { appAccess } from '../access/access-service.ts';
 import { appliedMethod, methodSettingsOf } from '../access/identity.ts';
 import { composeWithRecipe } from '../recipes/recipe-compose.ts';
+import { refuseBadRecipe } from '../recipes/recipe-files.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import { needsAdminUser, recipeNeeds } from '../recipes/recipe-types.ts';
-import type { AccountMethod } from '../apps/draft-shape.ts';
-import type { AppAction, AppRunData, AppRunKind, DeleteOptions } from '../engine/run-context.ts';
+import { type AccountMethod, checkSamlAcs, type DraftInput, isAccountName, type StoredDraft } from '../apps/draft-shape.ts';
+import type { AppAction, AppRunData, AppRunKind, DeleteOptions, InitCommands } from '../engine/run-context.ts';
+import { DRAFT_IN_JOURNAL, writeJournal } from '../engine/run-journal.ts';
 import type { Finding } from '../findings/finding.ts';
 import { checkSite, parseSite, protectSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
 
-const RUN_SCRIPT = Path.join(ROOT_DIR, 'jobs', 'app-run.ts');
+/** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/lifecycle/). */
+const RUN_SCRIPT = Path.join(import.meta.dirname, '..', '..', '..', '..', 'jobs', 'app-run.ts');
 
 export interface ComposeUpdate {
     mode: 'model' | 'text';
@@ -58,6 +61,17 @@ export interface SignInChange {
 
 export type DeleteRequest = Partial<DeleteOptions> & { confirm: string };
 
+/** The app as it would be with the draft changed (nothing saved). */
+function withDraft(app: AppRecord, change: Partial<StoredDraft>): AppRecord {
+    return { ...app, draft: { ...app.draft, ...change } };
+}
+
+/** The recipe's one-time commands with their placeholders as variables, and the values of those variables. */
+function initCommands(commands: string[], values: Record<string, string>): Pick<InitCommands, 'commands' | 'environment'> {
+    const filled = commands.map((command) => fillCommandPlaceholders(command, values));
+    return { commands: filled.map((one) => one.command), environment: Object.assign({}, ...filled.map((one) => one.environment)) };
+}
+
 function describe(findings: Finding[]): string {
     return findings.map((finding) => `${finding.path}: ${finding.message}`).join('; ');
 }
@@ -85,8 +99,14 @@ export class LifecycleService {
     async deploy(name: string, actor: DeployUser, acceptRisks = false): Promise<number> {
         const app = await apps(this.#server).require(name);
         await this.#refuseWhileRunning(app.name);
-        await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks);
-        return await this.#startWithFiles(await this.#withAdminUser(app, actor), 'deploy', actor);
+        await this.#refuseBadAppliedRecipe(app);
+        const secrets = await apps(this.#server).secretsOf(app.name);
+        await this.#checkCompose(app.name, app.draft.compose, secrets, acceptRisks);
+        await appAccess(this.#server).refuseAccidentalAccess(app);
+        const adminUser = await this.#missingAdminUser(app, actor);
+        await this.#checkFilledCompose(withDraft(app, adminUser ? { adminUser } : {}), secrets, acceptRisks);
+        const ready = adminUser ? await apps(this.#server).saveDraft(app.name, { adminUser }) : app;
+        return await this.#startWithFiles(ready, 'deploy', actor);
     }
 
     async updateCompose(name: string, actor: DeployUser, update: ComposeUpdate): Promise<number> {
@@ -95,13 +115,16 @@ export class LifecycleService {
         const text = chosen.text ?? renderCompose(forField('spec', () => modelFromJson(chosen.spec)));
         const secrets = { ...(await apps(this.#server).secretsOf(app.name)), ...(update.secrets ?? {}) };
         await this.#refuseWhileRunning(app.name);
+        await this.#refuseBadAppliedRecipe(app);
         await this.#checkCompose(app.name, text, secrets, update.acceptRisks === true);
+        await this.#checkFilledCompose(withDraft(app, { compose: text }), secrets, update.acceptRisks === true);
         const saved = await apps(this.#server).saveDraft(app.name, {
             compose: text,
             composeEditor: update.mode,
             ...(update.secrets ? { secrets: update.secrets } : {}),
         });
-        return await this.#startWithFiles(saved, 'compose', actor);
+        // A failed update puts the compose file back, and the draft with it (the secrets given stay saved).
+        return await this.#startWithFiles(saved, 'compose', actor, { compose: app.draft.compose, composeEditor: app.draft.composeEditor });
     }
 
     async updateSite(name: string, actor: DeployUser, update: SiteUpdate): Promise<number> {
@@ -117,6 +140,7 @@ export class LifecycleService {
         }
 
         await this.#refuseWhileRunning(app.name);
+        await this.#refuseBadAppliedRecipe(app);
         const saved = await apps(this.#server).saveDraft(app.name, { nginx: text, nginxEditor: update.mode });
         return await this.#startWithFiles(saved, 'nginx', actor);
     }
@@ -156,6 +180,9 @@ export class LifecycleService {
         const runId = await this.#start(app, 'delete', actor, { remove: options, ...(access ? { access } : {}) }, async (state) => {
             if (state === 'succeeded') {
                 await this.#forgetApp(app.name, options.forgetHistory ? runId : undefined);
+            } else {
+                // Part of the app is gone (its run says which): it is no longer running, and deleting it again finishes.
+                await this.#setState(app.name, 'failed');
             }
         });
         return runId;
@@ -177,10 +204,14 @@ export class LifecycleService {
             throw new ValidationError(`the compose file cannot be deployed: ${describe(errors)}`);
         }
 
+        this.#refuseRisks(spec, app, secrets, acceptRisks, 'the compose file');
+    }
+
+    #refuseRisks(spec: ComposeSpec, app: string, secrets: Record<string, string>, acceptRisks: boolean, what: string): void {
         const findings = lintCompose(spec, lintContextFor(this.#server.app.config, { app, values: secrets }));
         if (!acceptRisks && hasUnacceptedRisks(findings)) {
             const risks = findings.filter((finding) => finding.level === 'risk');
-            throw new ValidationError(`lint found risks; send acceptRisks: true to deploy anyway: ${describe(risks)}`);
+            throw new ValidationError(`lint found risks in ${what}; send acceptRisks: true to deploy anyway: ${describe(risks)}`);
         }
     }
 
@@ -247,6 +278,10 @@ export class LifecycleService {
         }
 
         const recipeForMethod = recipe?.method === methodName ? recipe : undefined;
+        if (recipeForMethod) {
+            refuseBadRecipe(recipeForMethod);
+        }
+
         if (method.needsRecipe && !recipeForMethod) {
             throw new ValidationError(
                 `account: ${methodName} needs a recipe that says how ${app.image ?? app.name} turns its own login off, and no recipe for it does`,
@@ -259,6 +294,7 @@ export class LifecycleService {
             );
         }
 
+        checkSamlAcs(change.samlAcs);
         if (!(await idpConnection(this.#server).active())) {
             throw new ValidationError('connect an identity provider first (/api/admin/idp): every method works behind its forward auth');
         }
@@ -277,7 +313,19 @@ export class LifecycleService {
             throw new ValidationError(`${missing.join(', ')}: the ${methodName} method needs ${missing.length > 1 ? 'them' : 'it'}`);
         }
 
-        await this.#checkCompose(app.name, app.draft.compose, await apps(this.#server).secretsOf(app.name), acceptRisks === true);
+        if (needs.includes('samlAcs')) {
+            checkSamlAcs(known.samlAcs);
+        }
+
+        const draftChange: Partial<StoredDraft> = {
+            account: (account === '' ? 'recipe' : account) as AccountMethod,
+            ...fields,
+            ...(known.adminUser && !app.draft.adminUser ? { adminUser: known.adminUser } : {}),
+        };
+        const secrets = await apps(this.#server).secretsOf(app.name);
+        await this.#checkCompose(app.name, app.draft.compose, secrets, acceptRisks === true);
+        const changed = { ...withDraft(app, draftChange), recipeId: recipeForMethod?.id ?? app.recipeId };
+        await this.#checkFilledCompose(changed, secrets, acceptRisks === true);
         const previousPassword = await apps(this.#server).sharedPasswordOf(app.name);
         const previous = {
             account: app.draft.account ?? '',
@@ -289,9 +337,7 @@ export class LifecycleService {
             ...(app.draft.login ? { login: app.draft.login } : {}),
         };
         const saved = await apps(this.#server).saveDraft(app.name, {
-            account: (account === '' ? 'recipe' : account) as AccountMethod,
-            ...fields,
-            ...(known.adminUser && !app.draft.adminUser ? { adminUser: known.adminUser } : {}),
+            ...draftChange,
             ...(sharedPassword !== undefined ? { sharedPassword } : {}),
         });
         if (recipeForMethod && app.recipeId !== recipeForMethod.id) {
@@ -299,54 +345,88 @@ export class LifecycleService {
         }
 
         // The run's rollback puts the site back; the draft goes back with it.
-        return await this.#startWithFiles(saved, 'sso', actor, async () => {
-            await apps(this.#server).saveDraft(app.name, previous);
-        });
+        return await this.#startWithFiles(saved, 'sso', actor, previous);
     }
 
-    async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser, undo?: () => Promise<void>): Promise<number> {
+    /** A run that applies the app's recipe is refused before anything is written when the recipe fails the checks. */
+    async #refuseBadAppliedRecipe(app: AppRecord): Promise<void> {
+        const { recipe } = await appliedMethod(this.#server, app);
+        if (recipe) {
+            refuseBadRecipe(recipe);
+        }
+    }
+
+    /** `previousDraft`: the draft fields the run changes, put back when it fails (or is undone after a crash). */
+    async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser, previousDraft?: DraftInput): Promise<number> {
         const ready = await this.#withMethodSecrets(app);
         const values = await apps(this.#server).secretsOf(ready.name);
         const { site, ...provider } = await this.#accessFor(ready, kind);
-        const { recipe } = await appliedMethod(this.#server, ready);
-        const withRecipe = recipe ? composeWithRecipe(ready.draft.compose, recipe) : { text: ready.draft.compose, service: undefined };
-        const placeholders = placeholderValues(await methodSettingsOf(this.#server, ready, { adminEmail: true }));
-        const compose = fillPlaceholders(withRecipe.text, placeholders);
+        const { recipe, service, placeholders, compose } = await this.#composeToWrite(ready);
         const files = { compose: compose.text, secrets: renderSecretsFile(values), site };
         // The gateway is known in the run, once the app's network exists.
         const notes = compose.unfilled
             .filter((name) => name !== 'GATEWAY')
             .map((name) => `The compose file's placeholder {{${name}}} has no value here and is left as it is`);
         const init =
-            recipe?.init && ready.initDoneAt === null && withRecipe.service && kind !== 'nginx'
+            recipe?.init && ready.initDoneAt === null && service && kind !== 'nginx'
                 ? {
-                      service: withRecipe.service,
-                      commands: recipe.init.map(
-                          (command) => fillPlaceholders(command, { ...placeholders, ...openedSecretValues(values) }).text,
-                      ),
+                      service,
+                      ...initCommands(recipe.init, { ...placeholders, ...openedSecretValues(values) }),
                       ...(recipe.initUser ? { user: recipe.initUser } : {}),
                   }
                 : undefined;
         const previousState = app.state;
-        return await this.#start(ready, kind, actor, { files, values, notes, ...(init ? { init } : {}), ...provider }, async (state) => {
-            if (state !== 'succeeded' && undo) {
-                await undo();
-            }
+        const journalDraft = previousDraft ? (runId: number) => this.#journalDraft(runId, previousDraft) : undefined;
+        const extra = { files, values, notes, ...(init ? { init } : {}), ...provider };
+        return await this.#start(
+            ready,
+            kind,
+            actor,
+            extra,
+            async (state) => {
+                if (state !== 'succeeded' && previousDraft) {
+                    await apps(this.#server).saveDraft(app.name, previousDraft);
+                }
 
-            if (state === 'succeeded' && init) {
-                await apps(this.#server).markInitDone(app.name);
-            }
+                if (state === 'succeeded' && init) {
+                    await apps(this.#server).markInitDone(app.name);
+                }
 
-            if (kind === 'nginx') {
-                return;
-            }
+                if (kind === 'nginx') {
+                    return;
+                }
 
-            if (state === 'succeeded') {
-                await this.#setState(app.name, 'running');
-            } else if (state === 'failed' || (state === 'rolled back' && previousState === 'draft')) {
-                await this.#setState(app.name, state === 'failed' ? 'failed' : 'draft');
-            }
-        });
+                if (state === 'succeeded') {
+                    await this.#setState(app.name, 'running');
+                    await apps(this.#server).followDeployedImage(app.name);
+                } else if (state === 'failed' || (state === 'rolled back' && previousState === 'draft')) {
+                    await this.#setState(app.name, state === 'failed' ? 'failed' : 'draft');
+                }
+            },
+            journalDraft,
+        );
+    }
+
+    /** The draft as it was, in the run's journal, for a server that takes the run over after a crash to put back. */
+    async #journalDraft(runId: number, previous: DraftInput): Promise<void> {
+        const sealed = this.#server.app.sealer.seal(JSON.stringify(previous), DRAFT_IN_JOURNAL);
+        await writeJournal(this.#server.app.knex, runId, { type: 'draft', sealed });
+    }
+
+    /** The compose file a run of the app writes: the recipe's changes made, the placeholders filled in its values. */
+    async #composeToWrite(app: AppRecord) {
+        const { recipe } = await appliedMethod(this.#server, app);
+        const withRecipe = recipe ? composeWithRecipe(app.draft.compose, recipe) : { text: app.draft.compose, service: undefined };
+        const placeholders = placeholderValues(await methodSettingsOf(this.#server, app, { adminEmail: true }));
+        const compose = forField('compose', () => fillYamlPlaceholders(withRecipe.text, placeholders));
+        return { recipe, service: withRecipe.service, placeholders, compose };
+    }
+
+    /** Lints the compose file exactly as the run would write it: a value a placeholder brings in may be a risk of its own. */
+    async #checkFilledCompose(app: AppRecord, secrets: Record<string, string>, acceptRisks: boolean): Promise<void> {
+        const { compose } = await this.#composeToWrite(app);
+        const spec = forField('compose', () => parseCompose(compose.text));
+        this.#refuseRisks(spec, app.name, secrets, acceptRisks, 'the compose file as it will be written (placeholders filled)');
     }
 
     /** The variables the app's sign-in method keeps in its secrets (an OpenID client's id and secret), made once. */
@@ -364,24 +444,24 @@ export class LifecycleService {
     }
 
     /**
-     * The app with its admin account named when its recipe needs one: the draft's, else the provider's user whose
+     * The admin account to name when the app's recipe needs one and the draft names none: the provider's user whose
      * e-mail is the deploying user's; a deploy is refused while there is none.
      */
-    async #withAdminUser(app: AppRecord, actor: DeployUser): Promise<AppRecord> {
+    async #missingAdminUser(app: AppRecord, actor: DeployUser): Promise<string | undefined> {
         const { recipe } = await appliedMethod(this.#server, app);
         if (!recipe || !needsAdminUser(recipe) || app.draft.adminUser) {
-            return app;
+            return undefined;
         }
 
         const adminUser = await this.#defaultAdminUser(actor);
         if (!adminUser) {
             throw new ValidationError(
                 `adminUser: ${recipe.title} needs its admin account named, and no identity-provider user has your e-mail (${actor.email}); ` +
-                    'set adminUser (POST /api/apps/{name}/sso or PUT /api/apps/{name}/draft)',
+                    "name the app's admin account on the app's Sign-in tab (or in the new app's Access and admin account step)",
             );
         }
 
-        return await apps(this.#server).saveDraft(app.name, { adminUser });
+        return adminUser;
     }
 
     /** The identity provider's user whose e-mail is the deploying user's, if the provider is connected and has one. */
@@ -392,7 +472,9 @@ export class LifecycleService {
 
         const wanted = actor.email.toLowerCase();
         const users = await (await idpConnection(this.#server).client()).users(actor.email).catch(() => []);
-        return users.find((user) => user.email?.toLowerCase() === wanted)?.username;
+        const username = users.find((user) => user.email?.toLowerCase() === wanted)?.username;
+        // A provider's user name goes into the app's files as its admin: only one the API would take.
+        return username !== undefined && isAccountName(username) ? username : undefined;
     }
 
     async #start(
@@ -401,9 +483,11 @@ export class LifecycleService {
         actor: DeployUser,
         extra: Partial<AppRunData>,
         onEnd: (state: RunState) => Promise<void>,
+        beforeExecute?: (runId: number) => Promise<void>,
     ): Promise<number> {
         const data: Omit<AppRunData, 'runId'> = { app: app.name, kind, domain: app.domain, ...extra };
-        return await runs(this.#server).start({ app: app.name, kind, actor, script: RUN_SCRIPT, data: { ...data }, onEnd });
+        const request = { app: app.name, kind, actor, script: RUN_SCRIPT, data: { ...data }, onEnd };
+        return await runs(this.#server).start(beforeExecute ? { ...request, beforeExecute } : request);
     }
 
     async #setState(name: string, state: string): Promise<void> {

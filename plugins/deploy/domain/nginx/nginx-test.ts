@@ -19,6 +19,7 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import { ServiceError, TooManyRequestsError, ValidationError } from '../../../../lib/errors.ts';
+import { nginxBinary } from '../host/nginx-binary.ts';
 import { makeSelfSignedCertificate } from '../host/self-signed.ts';
 import { assertHostAccess, DEFAULT_NGINX_CONF_DIR, eachDirective, type SitePlaces } from './site-access.ts';
 import { type ConfDirective, type ConfFile, ConfSyntaxError, ConfTooDeepError, readConf } from './syntax.ts';
@@ -64,25 +65,6 @@ const TEST_TIMEOUT_MS = 20_000;
 const TEMP_KINDS = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'];
 /** Logs go nowhere: nginx -t prints its messages on standard error whatever the error log. */
 const DISCARD = '/dev/null';
-
-function findOnPath(name: string): string | undefined {
-    for (const dir of (process.env.PATH ?? '').split(Path.delimiter)) {
-        const candidate = Path.join(dir, name);
-        try {
-            Fs.accessSync(candidate, Fs.constants.X_OK);
-            return candidate;
-        } catch {
-            // not here
-        }
-    }
-
-    return undefined;
-}
-
-/** NGINX_BIN, else `nginx` on PATH, else Debian's /usr/sbin/nginx (not on a normal user's PATH). */
-export function nginxBinary(explicit?: string): string {
-    return explicit ?? process.env.NGINX_BIN ?? findOnPath('nginx') ?? '/usr/sbin/nginx';
-}
 
 interface CommandResult {
     code: number | null;

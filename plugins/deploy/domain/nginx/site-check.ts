@@ -93,7 +93,7 @@ function checkLocation(findings: FindingList, path: string, location: unknown): 
 
     findings.check(`${path}.path`, location.path, checkLocationPath);
     findings.check(`${path}.proxyPass`, location.proxyPass, checkProxyPass);
-    for (const flag of ['websocket', 'auth'] as const) {
+    for (const flag of ['exact', 'websocket', 'auth'] as const) {
         if (location[flag] !== undefined && typeof location[flag] !== 'boolean') {
             findings.add(`${path}.${flag}`, 'error', 'must be true or false');
         }
@@ -115,9 +115,13 @@ function checkLocations(findings: FindingList, spec: Record<string, unknown>): v
 
     locations.forEach((location, index) => checkLocation(findings, `locations[${index}]`, location));
     const paths = locations.map((location) => (isRecord(location) ? location.path : undefined));
-    paths.forEach((path, index) => {
-        if (paths.indexOf(path) !== index) {
-            findings.add(`locations[${index}].path`, 'error', `duplicate location ${String(path)}`);
+    // nginx takes `location = /x` and `location /x` side by side, but not either twice.
+    const matches = locations.map(
+        (location, index) => `${isRecord(location) && location.exact === true ? '= ' : ''}${String(paths[index])}`,
+    );
+    matches.forEach((match, index) => {
+        if (matches.indexOf(match) !== index) {
+            findings.add(`locations[${index}].path`, 'error', `duplicate location ${match}`);
         }
     });
     if (locations.length === 0) {

@@ -8,6 +8,7 @@ import { ValidationError } from '../../../../lib/errors.ts';
 import type { Finding } from '../findings/finding.ts';
 import { assertHostAccess, type SitePlaces } from './site-access.ts';
 import { checkSite } from './site-check.ts';
+import { checkProxyPass } from './site-values.ts';
 import { parseSite, readSite } from './site-parse.ts';
 import { normalizeSite, renderSite } from './site-render.ts';
 import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, SERVICE_PATH_PREFIX, type SiteSpec } from './site-types.ts';
@@ -138,4 +139,21 @@ export function siteHasTls(site: string): boolean {
 export function siteUpstreams(site: string): string[] {
     const locations = readSite(site).spec.locations.filter((location) => !location.path.startsWith(SERVICE_PATH_PREFIX));
     return [...new Set(locations.map((location) => location.proxyPass))];
+}
+
+/**
+ * The upstreams Gatehouse may ask directly for the app (its checks behind forward auth): the site's loopback ones
+ * only, as the model allows them. A hand-written site may proxy elsewhere; nginx does that for visitors, but
+ * Gatehouse itself never sends a request to a host the site's text names. None for a text that cannot be read.
+ */
+export function loopbackUpstreams(site: string | undefined): string[] {
+    if (site === undefined) {
+        return [];
+    }
+
+    try {
+        return siteUpstreams(site).filter((upstream) => checkProxyPass(upstream) === undefined);
+    } catch {
+        return [];
+    }
 }

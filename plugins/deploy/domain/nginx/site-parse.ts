@@ -78,7 +78,9 @@ class LocationReader {
     constructor(private readonly serverHeaders: Record<string, string>) {}
 
     read(location: ConfDirective): LocationSpec | undefined {
-        const path = location.args.length === 1 ? location.args[0]?.value : undefined;
+        const values = argumentValues(location);
+        const exact = values.length === 2 && values[0] === '=';
+        const path = values.length === 1 || exact ? values[values.length - 1] : undefined;
         if (!passes(checkLocationPath, path) || !body(location).every((directive) => this.#accept(directive))) {
             return undefined;
         }
@@ -89,6 +91,7 @@ class LocationReader {
 
         return {
             path,
+            ...(exact ? { exact: true } : {}),
             proxyPass: this.proxyPass,
             ...(this.websocket ? { websocket: true } : {}),
             ...(Object.keys(this.headers).length > 0 ? { headers: this.headers } : {}),

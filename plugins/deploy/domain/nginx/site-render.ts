@@ -63,6 +63,7 @@ export function normalizeSite(spec: SiteSpec): SiteSpec {
 function normalizeLocation(location: LocationSpec): LocationSpec {
     return {
         path: location.path,
+        ...(location.exact ? { exact: true } : {}),
         proxyPass: location.proxyPass,
         ...(location.websocket ? { websocket: true } : {}),
         ...(location.headers && Object.keys(location.headers).length > 0 ? { headers: { ...location.headers } } : {}),
@@ -172,13 +173,23 @@ function writeOutpostLocations(writer: Writer, spec: SiteSpec, forwardAuth: Forw
     writer.line('proxy_set_header X-Forwarded-Host $http_host;');
     writer.line('add_header Set-Cookie $auth_cookie;').line('auth_request_set $auth_cookie $upstream_http_set_cookie;');
     writer.line('proxy_pass_request_body off;').line(`proxy_set_header Content-Length ${quote('')};`);
+    writeIdentityClears(writer, []);
     writer.close().line();
     writer.open(`location ${SIGN_IN_LOCATION}`).line('internal;').line('add_header Set-Cookie $auth_cookie;');
     writer.line(`return 302 ${forwardAuth.signInPath ?? DEFAULT_SIGN_IN_PATH}?rd=$scheme://$http_host$request_uri;`);
     writer.close().line();
 }
 
-function writeAuthCheck(writer: Writer, spec: SiteSpec, location: LocationSpec, forwardAuth: ForwardAuthSpec): void {
+/** Clears every identity header this location does not set itself, so that no visitor's copy passes on. */
+function writeIdentityClears(writer: Writer, setHere: string[]): void {
+    const set = new Set(setHere.map((header) => header.toLowerCase()));
+    for (const header of IDENTITY_HEADERS.filter((name) => !set.has(name.toLowerCase()))) {
+        writer.line(`proxy_set_header ${header} ${quote('')};`);
+    }
+}
+
+/** The forward-auth check; answers the request headers it sets from the outpost's answer. */
+function writeAuthCheck(writer: Writer, spec: SiteSpec, forwardAuth: ForwardAuthSpec): string[] {
     writer.line(`auth_request ${OUTPOST_PATH}/auth/nginx;`).line(`error_page 401 = ${SIGN_IN_LOCATION};`);
     writer.line('auth_request_set $auth_cookie $upstream_http_set_cookie;').line('add_header Set-Cookie $auth_cookie;');
     // An add_header here hides the server's own add_header lines from this location, so they are repeated.
@@ -200,16 +211,12 @@ function writeAuthCheck(writer: Writer, spec: SiteSpec, location: LocationSpec, 
         writer.line(`proxy_set_header ${header} ${variable};`);
     }
 
-    const setHere = new Set(
-        [...forwarded, ...identity.map(([header]) => header), ...Object.keys(location.headers ?? {})].map((header) => header.toLowerCase()),
-    );
-    for (const header of IDENTITY_HEADERS.filter((name) => !setHere.has(name.toLowerCase()))) {
-        writer.line(`proxy_set_header ${header} ${quote('')};`);
-    }
+    return [...forwarded, ...identity.map(([header]) => header)];
 }
 
 function writeProxyLocation(writer: Writer, spec: SiteSpec, location: LocationSpec): void {
-    writer.open(`location ${location.path}`).line(`proxy_pass ${location.proxyPass};`).line('proxy_http_version 1.1;');
+    writer.open(`location ${location.exact ? '= ' : ''}${location.path}`);
+    writer.line(`proxy_pass ${location.proxyPass};`).line('proxy_http_version 1.1;');
     for (const redirect of PROXY_REDIRECTS) {
         writer.line(`proxy_redirect ${redirect.join(' ')};`);
     }
@@ -226,10 +233,8 @@ function writeProxyLocation(writer: Writer, spec: SiteSpec, location: LocationSp
         writer.line(`proxy_set_header ${name} ${quote(value)};`);
     }
 
-    if (location.auth && spec.forwardAuth) {
-        writeAuthCheck(writer, spec, location, spec.forwardAuth);
-    }
-
+    const fromAuth = location.auth && spec.forwardAuth ? writeAuthCheck(writer, spec, spec.forwardAuth) : [];
+    writeIdentityClears(writer, [...fromAuth, ...Object.keys(location.headers ?? {})]);
     writer.close();
 }
 

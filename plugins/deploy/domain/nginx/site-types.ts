@@ -28,8 +28,10 @@ export interface SiteSpec {
 }
 
 export interface LocationSpec {
-    /** A prefix location: `/`, `/api/`. */
+    /** A prefix location: `/`, `/api/`; with `exact`, that one path alone. */
     path: string;
+    /** An exact-match location (`location = /saml/acs`): the path alone, nothing that merely starts with it. */
+    exact?: boolean;
     /** http://127.0.0.1:<port> or http://[::1]:<port>, optionally with a path. */
     proxyPass: string;
     websocket?: boolean;
@@ -57,8 +59,32 @@ export const SIGN_IN_LOCATION = '@goauthentik_proxy_signin';
 export const ACME_PATH = '/.well-known/acme-challenge/';
 
 /**
- * Request headers an app may take as the visitor's identity. A visitor could send them, so every location behind
- * forward auth clears them toward the app, unless the outpost's answer sets them.
+ * Names that apps, and the proxies in front of them, commonly take a visitor's identity from: oauth2-proxy's,
+ * Grafana's and Gitea's (X-WEBAUTH-*), Apache's REMOTE_USER as a header.
+ */
+const COMMON_IDENTITY_HEADERS = [
+    'X-Forwarded-User',
+    'X-Forwarded-Email',
+    'X-Forwarded-Preferred-Username',
+    'X-Forwarded-Groups',
+    'X-Forwarded-Access-Token',
+    'X-Auth-Request-User',
+    'X-Auth-Request-Email',
+    'X-Auth-Request-Preferred-Username',
+    'X-Auth-Request-Groups',
+    'X-Auth-Request-Access-Token',
+    'X-Remote-User',
+    'X-Remote-Email',
+    'X-Remote-Name',
+    'X-Remote-Groups',
+    'X-WEBAUTH-USER',
+    'X-WEBAUTH-EMAIL',
+    'X-WEBAUTH-NAME',
+];
+
+/**
+ * Request headers an app may take as the visitor's identity. A visitor could send them, so every location that
+ * proxies clears them toward its upstream, unless forward auth's answer (or the location's own headers) sets them.
  */
 export const IDENTITY_HEADERS = [
     'Remote-User',
@@ -72,4 +98,5 @@ export const IDENTITY_HEADERS = [
     ...DEFAULT_FORWARDED_HEADERS,
     'X-authentik-jwt',
     ...['jwks', 'outpost', 'provider', 'app', 'version'].map((name) => `X-authentik-meta-${name}`),
+    ...COMMON_IDENTITY_HEADERS,
 ];

@@ -6,6 +6,7 @@ import Net from 'node:net';
 import type { CustomFetch } from 'openid-client';
 
 import { type AddressKind, addressKind, guardedLookup, parseIpAddress } from '../../../../lib/addresses.ts';
+import { headersOf } from '../../../../lib/http-headers.ts';
 
 /** Discovery documents and key sets are small; a provider that sends more is not one. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -53,17 +54,6 @@ async function bodyBytes(body: unknown): Promise<Buffer | undefined> {
     return Buffer.from(await new Response(body as BodyInit).arrayBuffer());
 }
 
-function toHeaders(incoming: Http.IncomingHttpHeaders): Headers {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(incoming)) {
-        for (const item of Array.isArray(value) ? value : [value ?? '']) {
-            headers.append(name, item);
-        }
-    }
-
-    return headers;
-}
-
 function readResponse(response: Http.IncomingMessage, resolve: (response: Response) => void, reject: (error: Error) => void): void {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -85,7 +75,7 @@ function readResponse(response: Http.IncomingMessage, resolve: (response: Respon
         }
 
         const body = NULL_BODY_STATUSES.has(status) ? null : Buffer.concat(chunks);
-        resolve(new Response(body, { status, statusText: response.statusMessage, headers: toHeaders(response.headers) }));
+        resolve(new Response(body, { status, statusText: response.statusMessage, headers: headersOf(response.headers) }));
     });
 }
 

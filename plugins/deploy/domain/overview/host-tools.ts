@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 
 import type { HostConfig } from '../../../../lib/config.ts';
-import { nginxBinary } from '../nginx/nginx-test.ts';
+import { nginxBinary } from '../host/nginx-binary.ts';
 
 export interface ToolVersion {
     found: boolean;

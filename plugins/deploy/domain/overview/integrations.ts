@@ -1,10 +1,12 @@
 /** What the deploy manager drives on this host, and whether each answers. Secrets are reported as set or not, never shown. */
 import Fs from 'node:fs';
+import Path from 'node:path';
 
 import type { HostConfig } from '../../../../lib/config.ts';
 import { dockerClient } from '../host/docker-client.ts';
-import { type NginxOutcome, testNginxConfiguration } from '../host/nginx-control.ts';
-import { nginxBinary } from '../nginx/nginx-test.ts';
+import { dumpNginxConfiguration, type NginxOutcome, nginxBuildSettings, testNginxConfiguration } from '../host/nginx-control.ts';
+import { DEFAULT_NGINX_CONF_DIR } from '../nginx/site-access.ts';
+import { nginxBinary } from '../host/nginx-binary.ts';
 import { checkHttp } from '../host/http-check.ts';
 import { withTimeout } from '../../../../lib/timeout.ts';
 
@@ -23,6 +25,12 @@ export interface NginxIntegration {
     /** Null: nginx's compiled-in default configuration. */
     confPath: string | null;
     configTest: NginxOutcome & { checkedAt: string };
+    /** The folder Gatehouse writes the apps' sites to (NGINX_SITES_DIR). */
+    sitesDir: string;
+    /** Whether that configuration includes the sites folder: without it, nginx serves none of the apps. */
+    includesSites: boolean;
+    /** Whether an nginx runs with that configuration: its pid file names a live process. */
+    running: boolean;
 }
 
 export interface AcmeIntegration {
@@ -69,27 +77,80 @@ export async function dockerEngineIntegration(): Promise<DockerEngineIntegration
     }
 }
 
-const nginxTests = new Map<string, { at: number; outcome: NginxOutcome }>();
+interface NginxLook {
+    at: number;
+    outcome: NginxOutcome;
+    includesSites: boolean;
+    pidFile: string | undefined;
+}
 
-/** `nginx -t` forks nginx and reads every site: done at most once a minute per configuration. */
-async function cachedNginxTest(host: HostConfig): Promise<{ at: number; outcome: NginxOutcome }> {
-    const key = `${nginxBinary(host.nginxBin)}\n${host.nginxConf ?? ''}`;
-    const hit = nginxTests.get(key);
+const nginxLooks = new Map<string, NginxLook>();
+
+/** The paths an `include` directive names in nginx's dumped configuration, resolved from the configuration's folder. */
+function includedPaths(dump: string, configDir: string): string[] {
+    const paths: string[] = [];
+    for (const match of dump.matchAll(/^\s*include\s+["']?([^"';\s]+)["']?\s*;/gm)) {
+        paths.push(Path.resolve(configDir, match[1] ?? ''));
+    }
+
+    for (const match of dump.matchAll(/^# configuration file (.+):$/gm)) {
+        paths.push(Path.resolve(match[1] ?? ''));
+    }
+
+    return paths;
+}
+
+/** The pid file: the configuration's `pid` directive, else the one nginx was built with. */
+async function pidFileOf(host: HostConfig, dump: string, configDir: string): Promise<string | undefined> {
+    const configured = /^\s*pid\s+["']?([^"';\s]+)["']?\s*;/m.exec(dump)?.[1];
+    const path = configured ?? /--pid-path=(\S+)/.exec((await nginxBuildSettings(host)).output)?.[1];
+    return path === undefined ? undefined : Path.resolve(configDir, path);
+}
+
+/** `nginx -t` and `-T` fork nginx and read every site: done at most once a minute per configuration. */
+async function lookAtNginx(host: HostConfig, sitesDir: string): Promise<NginxLook> {
+    const key = `${nginxBinary(host.nginxBin)}\n${host.nginxConf ?? ''}\n${sitesDir}`;
+    const hit = nginxLooks.get(key);
     if (hit && Date.now() - hit.at < NGINX_TEST_CACHE_MS) {
         return hit;
     }
 
-    const fresh = { at: Date.now(), outcome: await testNginxConfiguration(host) };
-    nginxTests.set(key, fresh);
+    const configDir = host.nginxConf ? Path.dirname(host.nginxConf) : DEFAULT_NGINX_CONF_DIR;
+    const [outcome, dump] = await Promise.all([testNginxConfiguration(host), dumpNginxConfiguration(host)]);
+    const fresh = {
+        at: Date.now(),
+        outcome,
+        includesSites: includedPaths(dump.output, configDir).some((path) => path.startsWith(`${Path.resolve(sitesDir)}${Path.sep}`)),
+        pidFile: await pidFileOf(host, dump.output, configDir),
+    };
+    nginxLooks.set(key, fresh);
     return fresh;
 }
 
-export async function nginxIntegration(host: HostConfig): Promise<NginxIntegration> {
-    const { at, outcome } = await cachedNginxTest(host);
+/** Whether the process the pid file names is alive (one of another user's answers EPERM, and is alive too). */
+function pidFileNamesLiveProcess(pidFile: string | undefined): boolean {
+    const pid = pidFile && Fs.existsSync(pidFile) ? Number(Fs.readFileSync(pidFile, 'utf8').trim()) : NaN;
+    if (!Number.isInteger(pid) || pid <= 0) {
+        return false;
+    }
+
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+}
+
+export async function nginxIntegration(host: HostConfig, sitesDir: string): Promise<NginxIntegration> {
+    const { at, outcome, includesSites, pidFile } = await lookAtNginx(host, sitesDir);
     return {
         binary: nginxBinary(host.nginxBin),
         confPath: host.nginxConf ?? null,
         configTest: { ...outcome, checkedAt: new Date(at).toISOString() },
+        sitesDir,
+        includesSites,
+        running: pidFileNamesLiveProcess(pidFile),
     };
 }
 

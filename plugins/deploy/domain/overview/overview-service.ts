@@ -5,18 +5,11 @@ import { settings } from '../../../../lib/settings.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { deployUsers } from '../accounts/user-service.ts';
 import { apps } from '../apps/app-service.ts';
-import { type Run, runs } from '../runs/run-service.ts';
+import { runs } from '../runs/run-service.ts';
 import { hostToolVersions } from './host-tools.ts';
 import { acmeIntegration, dnsIntegration, dockerEngineIntegration, nginxIntegration, registryIntegration } from './integrations.ts';
 
 const RECENT_RUNS = 10;
-
-export type RecentRun = Omit<Run, 'error'>;
-
-/** The dashboard lists runs without their error, which the run's own page shows. */
-function toRecentRun({ id, app, kind, state, startedAt, endedAt }: Run): RecentRun {
-    return { id, app, kind, state, startedAt, endedAt };
-}
 
 /** The first page a signed-in person sees, and what the host offers the deploy manager. */
 export class OverviewService {
@@ -26,24 +19,16 @@ export class OverviewService {
         this.#server = server;
     }
 
+    /** Counts and the recent runs' summaries, each from one query: no app or user is read whole. */
     async dashboard() {
-        const [appList, users, recentRuns, inProgress] = await Promise.all([
-            apps(this.#server).list(),
-            deployUsers(this.#server).list(),
+        const [byState, users, recentRuns, inProgress] = await Promise.all([
+            apps(this.#server).countByState(),
+            deployUsers(this.#server).counts(),
             runs(this.#server).latest(RECENT_RUNS),
             runs(this.#server).countInProgress(),
         ]);
-        const byState: Record<string, number> = {};
-        for (const app of appList) {
-            byState[app.state] = (byState[app.state] ?? 0) + 1;
-        }
-
-        return {
-            apps: { total: appList.length, byState },
-            users: { total: users.length, disabled: users.filter((user) => user.disabled).length },
-            recentRuns: recentRuns.map(toRecentRun),
-            runsInProgress: inProgress,
-        };
+        const total = Object.values(byState).reduce((sum, count) => sum + count, 0);
+        return { apps: { total, byState }, users, recentRuns, runsInProgress: inProgress };
     }
 
     async system() {
@@ -52,7 +37,7 @@ export class OverviewService {
         const [tools, docker, nginx, acme, registry, oidc] = await Promise.all([
             hostToolVersions(host),
             dockerEngineIntegration(),
-            nginxIntegration(host),
+            nginxIntegration(host, config.apps.nginxSitesDir),
             acmeIntegration(host),
             registryIntegration(host),
             settings(this.#server).get<{ enabled?: boolean; issuer?: string }>('deploy.oidc'),

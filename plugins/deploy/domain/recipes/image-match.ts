@@ -53,6 +53,25 @@ export function namesImage(pattern: string, reference: string): boolean {
     return wanted.repository === image.repository && tagMatches(wanted.tag, image.tag);
 }
 
+/** The path between the registry and the name: `gitea` of `gitea/gitea`, `library` of `nginx`. */
+function namespaceOf(name: ImageName): string {
+    return name.repository.split('/').slice(1, -1).join('/');
+}
+
+/**
+ * Whether the image has the name of one of the recipe's images and more than the name speaks for it: the same
+ * namespace (a mirror on another registry), or a name that is the project's own (the recipe's id or the namespace of
+ * one of its images, as `grafana` of `grafana/grafana`). A bare `server` names too many projects.
+ */
+function sameProjectByName(image: ImageName, recipe: Recipe): boolean {
+    const candidates = [recipe.image, ...(recipe.aliases ?? [])].map(imageName).filter((candidate) => candidate.name === image.name);
+    const projectNames = new Set([recipe.id, ...candidates.map(namespaceOf)]);
+    return (
+        candidates.some((candidate) => namespaceOf(candidate) === namespaceOf(image)) ||
+        (candidates.length > 0 && projectNames.has(image.name))
+    );
+}
+
 export type MatchKind = 'exact' | 'alias' | 'name';
 
 export interface RecipeMatch {
@@ -62,7 +81,8 @@ export interface RecipeMatch {
 
 /**
  * The recipe for an image, from recipes in order of preference (saved ones first): the first exact match, else the
- * first alias match, else the one recipe whose image or alias has the image's name; two such recipes are no match.
+ * first alias match, else the one recipe whose image or alias has the image's name and namespace (or whose project
+ * that name is); two such recipes are no match.
  */
 export function matchRecipe(reference: string, recipes: Recipe[]): RecipeMatch | null {
     const exact = recipes.find((recipe) => namesImage(recipe.image, reference));
@@ -75,10 +95,8 @@ export function matchRecipe(reference: string, recipes: Recipe[]): RecipeMatch |
         return { recipe: alias, how: 'alias' };
     }
 
-    const name = imageName(reference).name;
-    const named = recipes.filter((recipe) =>
-        [recipe.image, ...(recipe.aliases ?? [])].some((candidate) => imageName(candidate).name === name),
-    );
+    const image = imageName(reference);
+    const named = recipes.filter((recipe) => sameProjectByName(image, recipe));
     const distinctImages = new Set(named.map((recipe) => imageName(recipe.image).repository));
     const only = named[0];
     return only && distinctImages.size === 1 ? { recipe: only, how: 'name' } : null;

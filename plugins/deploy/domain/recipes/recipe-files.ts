@@ -10,8 +10,15 @@ import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import YAML from 'yaml';
 
+import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../../../../lib/app-urls.ts';
+import { ValidationError } from '../../../../lib/errors.ts';
+import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
 import { PLACEHOLDER_NAMES, placeholdersIn } from '../../../sso/placeholders.ts';
+import { parseRepositoryName } from '../hub/image-reference.ts';
+import { checkAcsPath } from '../nginx/site-values.ts';
 import type { Recipe, RecipeFields } from './recipe-types.ts';
+import type { Definitions } from '../../../../lib/spec/schema-to-joi.ts';
+import { deploySpecDefinitions, startedMethodNames } from '../apps/spec-definitions.ts';
 
 export const SHIPPED_RECIPES_DIR = fileURLToPath(new URL('../../../../recipes/', import.meta.url));
 const SCHEMA_FILE = Path.join(SHIPPED_RECIPES_DIR, 'recipe.schema.json');
@@ -21,17 +28,40 @@ export const TEMPLATE_PLACEHOLDERS = ['IMAGE', 'PORT'] as const;
 
 export class RecipeError extends Error {}
 
-let validator: ValidateFunction | undefined;
+interface RecipeSchema {
+    properties: { method: { enum?: string[] }; paidOnly: { items: { enum?: string[] } } };
+}
+
+/** The schema with the sign-in methods of the last start as the values of `method` and `paidOnly`. */
+function withMethods(schema: RecipeSchema, methods: string[]): RecipeSchema {
+    schema.properties.method.enum = methods;
+    schema.properties.paidOnly.items.enum = methods.filter((method) => method !== 'own');
+    return schema;
+}
+
+/** Compiled for one start's definitions: a method file dropped in counts from the next start, as in the specs. */
+let validator: { definitions: Definitions; validate: ValidateFunction } | undefined;
 
 function validate(fields: unknown): ErrorObject[] {
-    validator ??= new Ajv({ allErrors: true, strict: true }).compile(JSON.parse(Fs.readFileSync(SCHEMA_FILE, 'utf8')));
-    return validator(fields) ? [] : (validator.errors ?? []);
+    const definitions = deploySpecDefinitions();
+    if (validator?.definitions !== definitions) {
+        const ajv = new Ajv({ allErrors: true, strict: true });
+        ajv.addFormat(APP_PATH_FORMAT, { type: 'string', validate: isAppPath });
+        const schema = withMethods(JSON.parse(Fs.readFileSync(SCHEMA_FILE, 'utf8')) as RecipeSchema, startedMethodNames());
+        validator = { definitions, validate: ajv.compile(schema) };
+    }
+
+    return validator.validate(fields) ? [] : (validator.validate.errors ?? []);
 }
 
 function describeError(error: ErrorObject): string {
     const field = error.instancePath === '' ? '(the recipe)' : error.instancePath.slice(1).replaceAll('/', '.');
     const extra = 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : '';
     const allowed = 'allowedValues' in error.params ? `: ${(error.params.allowedValues as unknown[]).join(', ')}` : '';
+    if (error.keyword === 'format' && error.params.format === APP_PATH_FORMAT) {
+        return `${field}: ${APP_PATH_RULE}`;
+    }
+
     return `${field}: ${error.message ?? 'is not valid'}${extra}${allowed}`;
 }
 
@@ -45,6 +75,29 @@ function renderedTexts(fields: RecipeFields): Array<[string, string, readonly st
     ];
 }
 
+/** The recipe's image as the Docker reference grammar has it: it goes into a catalog app's compose file. */
+function imageProblems(recipe: RecipeFields): string[] {
+    try {
+        parseRepositoryName(recipe.image);
+        return [];
+    } catch (error) {
+        return [`image: ${(error as Error).message}`];
+    }
+}
+
+/** A compose template must be YAML: its placeholders are filled in its values. */
+function templateProblems(recipe: RecipeFields): string[] {
+    try {
+        if (recipe.compose !== undefined) {
+            fillYamlPlaceholders(recipe.compose, {});
+        }
+
+        return [];
+    } catch (error) {
+        return [`compose: ${(error as Error).message}`];
+    }
+}
+
 /** The problems of a recipe's fields, each naming its field; none when it may be used. */
 export function recipeProblems(fields: unknown): string[] {
     const errors = validate(fields).map(describeError);
@@ -55,13 +108,31 @@ export function recipeProblems(fields: unknown): string[] {
     const known = new Set<string>(PLACEHOLDER_NAMES);
     const recipe = fields as RecipeFields;
     const ownDoor = recipe.ownDoor && recipe.method !== 'oidc' ? ['ownDoor: only an oidc recipe can leave forward auth out'] : [];
+    const acsProblem = recipe.samlAcs === undefined ? undefined : checkAcsPath(recipe.samlAcs);
     return ownDoor.concat(
+        acsProblem ? [`samlAcs: ${acsProblem}`] : [],
+        imageProblems(recipe),
+        templateProblems(recipe),
         renderedTexts(fields as RecipeFields).flatMap(([field, text, extra]) =>
             placeholdersIn(text)
                 .filter((name) => !known.has(name) && !extra.includes(name))
                 .map((name) => `${field}: unknown placeholder {{${name}}}; known: ${[...PLACEHOLDER_NAMES, ...extra].join(', ')}`),
         ),
     );
+}
+
+/** The problems of a recipe as it would be applied; a saved one is checked again, as it came from one app's draft. */
+export function appliedRecipeProblems(recipe: Recipe): string[] {
+    const { id: _id, origin: _origin, notes: _notes, ...fields } = recipe;
+    return recipeProblems(fields);
+}
+
+/** Refuses (422) to apply a recipe whose fields fail the checks a recipe file passes: its paths first of all. */
+export function refuseBadRecipe(recipe: Recipe): void {
+    const problems = appliedRecipeProblems(recipe);
+    if (problems.length > 0) {
+        throw new ValidationError(`the recipe ${recipe.id} (${recipe.title}) cannot be applied: ${problems.join('; ')}`);
+    }
 }
 
 function readRecipeFile(path: string): Recipe {

@@ -57,6 +57,8 @@ function toSavedRecipe(row: Record<string, unknown>): Recipe {
     };
 }
 
+const MAX_REMEMBERED_MATCHES = 10_000;
+
 export class RecipeService {
     readonly #server: Server;
     #shipped: Recipe[] | undefined;
@@ -102,8 +104,29 @@ export class RecipeService {
         return this.shipped().find((recipe) => recipe.id === id);
     }
 
+    /** forImage's answers since the last save (an apps list asks for every app's); bounded, cleared when full. */
+    #matches = new Map<string, RecipeMatch | null>();
+    #matchesVersion = 0;
+
     async forImage(image: string): Promise<RecipeMatch | null> {
-        return matchRecipe(image, await this.all());
+        const version = this.version;
+        if (this.#matchesVersion !== version) {
+            this.#matches.clear();
+            this.#matchesVersion = version;
+        }
+
+        const known = this.#matches.get(image);
+        if (known !== undefined) {
+            return known;
+        }
+
+        const match = matchRecipe(image, await this.all());
+        if (this.version === version) {
+            if (this.#matches.size >= MAX_REMEMBERED_MATCHES) this.#matches.clear();
+            this.#matches.set(image, match);
+        }
+
+        return match;
     }
 
     /** The app's recipe: the one it was made with while it exists, else the one for its image now. */

@@ -1,10 +1,7 @@
-import { PassThrough } from 'node:stream';
-
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 
+import { openEventStream } from '../../../../lib/server-sent-events.ts';
 import { type Run, type RunEvent, runs } from './run-service.ts';
-
-const KEEP_ALIVE_MS = 15_000;
 
 type LiveMessage = { type: 'event'; event: RunEvent } | { type: 'end'; run: Run };
 
@@ -21,38 +18,27 @@ function lastSeenSeq(request: Request): number {
 export async function runEventStream(request: Request, h: ResponseToolkit, runId: number, app?: string): Promise<ResponseObject> {
     const service = runs(request.server);
     await service.get(runId, app);
-    const stream = new PassThrough();
     let sent = lastSeenSeq(request);
-    let ended = false;
     let replaying = true;
     const buffered: LiveMessage[] = [];
+    // Listening starts before the replay, so nothing falls between the two; seq removes what both deliver.
+    const unsubscribe = service.subscribe(runId, (message) => (replaying ? buffered.push(message) : handle(message)));
+    const events = openEventStream(request, unsubscribe);
 
     const sendEvent = (event: RunEvent) => {
-        if (!ended && event.seq > sent) {
+        if (event.seq > sent) {
             sent = event.seq;
-            stream.write(`id: ${event.seq}\nevent: event\ndata: ${JSON.stringify(event)}\n\n`);
+            events.send('event', event, event.seq);
         }
     };
     const finish = (run: Run) => {
-        if (!ended) {
-            ended = true;
-            stream.write(`event: end\ndata: ${JSON.stringify(run)}\n\n`);
-            stop();
-            stream.end();
+        if (!events.closed) {
+            events.send('end', run);
+            events.close();
         }
     };
     const handle = (message: LiveMessage) => (message.type === 'event' ? sendEvent(message.event) : finish(message.run));
 
-    // Listening starts before the replay, so nothing falls between the two; seq removes what both deliver.
-    const unsubscribe = service.subscribe(runId, (message) => (replaying ? buffered.push(message) : handle(message)));
-    const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-    const stop = () => {
-        clearInterval(keepAlive);
-        unsubscribe();
-    };
-    request.raw.req.once('close', stop);
-
-    stream.write(': connected\n\n');
     for (const event of await service.eventsAfter(runId, sent)) {
         sendEvent(event);
     }
@@ -65,10 +51,5 @@ export async function runEventStream(request: Request, h: ResponseToolkit, runId
         finish(current);
     }
 
-    return h
-        .response(stream)
-        .type('text/event-stream')
-        .header('Cache-Control', 'no-cache')
-        .header('X-Accel-Buffering', 'no')
-        .header('Content-Encoding', 'identity');
+    return events.respond(h);
 }

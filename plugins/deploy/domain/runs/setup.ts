@@ -1,10 +1,19 @@
 import type { Server } from '@hapi/hapi';
 
+import { recoverFromJournal } from '../lifecycle/run-recovery.ts';
 import { runs } from './run-service.ts';
 
-/** Runs a stopped server left in progress are marked interrupted when the server starts again. */
-export default function interruptLeftoverRuns(server: Server): void {
+/**
+ * Runs whose owner stopped (a killed or stopped server) are marked interrupted when the server starts, and then
+ * whenever their owner's lease lapses while this server runs; runs another live server owns are left to it. What an
+ * interrupted run had changed is undone from its journal before it is marked.
+ */
+export default function takeOverLapsedRuns(server: Server): void {
+    runs(server).recoverWith(recoverFromJournal(server));
     server.ext('onPreStart', async () => {
-        await runs(server).interruptLeftovers();
+        await runs(server).startSweeping();
+    });
+    server.ext('onPostStop', () => {
+        runs(server).stopSweeping();
     });
 }

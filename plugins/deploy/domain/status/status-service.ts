@@ -1,12 +1,18 @@
+import Fs from 'node:fs';
+
 import type { Server } from '@hapi/hapi';
 import type Docker from 'dockerode';
 
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { apps } from '../apps/app-service.ts';
+import { secretMask } from '../apps/secret-mask.ts';
 import { type CertificateInfo, certificateInfo } from '../host/certificate-info.ts';
 import { type AppContainer, appContainers, callDocker, DockerUnavailableError } from './app-containers.ts';
-import { checkHttp, type HttpCheck } from '../host/http-check.ts';
+import { checkHttp, type HttpCheck, silentUpstream } from '../host/http-check.ts';
+import { appPaths } from '../engine/run-context.ts';
+import { loopbackUpstreams } from '../nginx/site-model.ts';
+import { OUTPOST_PATH } from '../nginx/site-types.ts';
 import { type LogLine, logLines } from '../host/docker-logs.ts';
 
 export interface PublishedPort {
@@ -36,6 +42,11 @@ export interface ContainerStatus {
 export interface Probe extends HttpCheck {
     url: string;
     host: string;
+    /**
+     * The app serves: nginx answered below 500 and, when it sent the visitor to sign in (forward auth answers
+     * without asking the app), the app's upstreams answered too.
+     */
+    ok: boolean;
 }
 
 export interface AppStatus {
@@ -117,9 +128,10 @@ export class StatusService {
     async status(name: string): Promise<AppStatus> {
         const app = await apps(this.#server).require(name);
         const [containers, certificate] = await Promise.all([appContainers(app.name), this.#certificate(app.domain)]);
+        const upstreams = loopbackUpstreams(this.#deployedSite(app.name));
         const [http, https] = await Promise.all([
-            this.#probe('http', this.#config.host.nginxHttpPort, app.domain),
-            certificate.info ? this.#probe('https', this.#config.host.nginxHttpsPort, app.domain) : null,
+            this.#probe('http', this.#config.host.nginxHttpPort, app.domain, upstreams),
+            certificate.info ? this.#probe('https', this.#config.host.nginxHttpsPort, app.domain, upstreams) : null,
         ]);
         return {
             app: app.name,
@@ -144,27 +156,51 @@ export class StatusService {
      * Through the managed nginx on loopback, as a visitor would arrive. The HTTPS probe does not verify the chain:
      * the certificate is reported on its own, and an ACME test CA's issuing root is not one we can trust here.
      */
-    async #probe(scheme: 'http' | 'https', port: number, domain: string): Promise<Probe> {
+    async #probe(scheme: 'http' | 'https', port: number, domain: string, upstreams: string[]): Promise<Probe> {
         const url = new URL(`${scheme}://127.0.0.1:${port}/`);
         // With its port when not the default, as a browser sends it (an identity provider's outpost matches it).
         const hostHeader = port === (scheme === 'https' ? 443 : 80) ? domain : `${domain}:${port}`;
         const check = await checkHttp({ url, host: hostHeader, skipVerification: true });
-        return { url: url.toString(), host: domain, ...check };
+        const probe = { url: url.toString(), host: domain, ...check, ok: check.statusCode !== null && check.statusCode < 500 };
+        if (!probe.ok || !check.location?.includes(OUTPOST_PATH)) {
+            return probe;
+        }
+
+        const silent = await silentUpstream(upstreams, hostHeader);
+        return silent ? { ...probe, ok: false, error: `nginx sends visitors to sign in, but ${silent}` } : probe;
     }
 
-    /** The last `tail` lines of each container of the app, stdout and stderr apart, with the engine's timestamps. */
-    async logs(name: string, tail: number): Promise<AppLogs> {
+    /** The site nginx has for the app now (none before its first deploy). */
+    #deployedSite(name: string): string | undefined {
+        const { siteFile } = appPaths(this.#config, name);
+        return Fs.existsSync(siteFile) ? Fs.readFileSync(siteFile, 'utf8') : undefined;
+    }
+
+    /**
+     * The last `tail` lines of each container of the app, stdout and stderr apart, with the engine's timestamps; the
+     * app's secret values masked unless the caller may see them.
+     */
+    async logs(name: string, tail: number, revealSecrets: boolean): Promise<AppLogs> {
         const app = await apps(this.#server).require(name);
         const containers = await appContainers(app.name);
-        return { app: app.name, tail, services: await Promise.all(containers.map((container) => this.#containerLogs(container, tail))) };
+        const mask = revealSecrets ? (text: string) => text : secretMask(await apps(this.#server).knownSecretValues(app.name));
+        const services = await Promise.all(containers.map((container) => this.#containerLogs(container, tail, mask)));
+        return { app: app.name, tail, services };
     }
 
-    async #containerLogs({ service: serviceName, name, inspect, handle }: AppContainer, tail: number): Promise<ContainerLogs> {
+    async #containerLogs(
+        { service: serviceName, name, inspect, handle }: AppContainer,
+        tail: number,
+        mask: (text: string) => string,
+    ): Promise<ContainerLogs> {
         const tty = inspect.Config.Tty;
         const answer = { service: serviceName, container: name, tty };
         try {
             const buffer = await callDocker(() => handle.logs({ stdout: true, stderr: true, timestamps: true, tail, follow: false }));
-            return { ...answer, lines: logLines(buffer, tty).slice(-tail), error: null };
+            const lines = logLines(buffer, tty)
+                .slice(-tail)
+                .map((line) => ({ ...line, text: mask(line.text) }));
+            return { ...answer, lines, error: null };
         } catch (error) {
             if (error instanceof DockerUnavailableError) {
                 throw error;

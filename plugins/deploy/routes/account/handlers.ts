@@ -1,12 +1,17 @@
-import type { Lifecycle } from '@hapi/hapi';
+import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ForbiddenError, ValidationError } from '../../../../lib/errors.ts';
-import { audit } from '../../domain/accounts/audit-service.ts';
+import { type AuditEntry, audit } from '../../domain/accounts/audit-service.ts';
 import { sessions } from '../../domain/accounts/session-service.ts';
 import { signIn } from '../../domain/accounts/sign-in-service.ts';
 import { totp } from '../../domain/accounts/totp-service.ts';
-import { deployUsers } from '../../domain/accounts/user-service.ts';
+import { type DeployUser, deployUsers } from '../../domain/accounts/user-service.ts';
 import { clientAddress, requireDeployCredentials } from '../../security.ts';
+
+/** A change the user made to their own account, in the audit log. */
+async function auditOwn(request: Request, user: DeployUser, action: string, details?: AuditEntry['details']): Promise<void> {
+    await audit(request.server).record({ actor: user, action, target: user.email, clientAddress: clientAddress(request), details });
+}
 
 export const changePassword: Lifecycle.Method = async (request) => {
     const { user, sessionId } = requireDeployCredentials(request);
@@ -25,24 +30,14 @@ export const changePassword: Lifecycle.Method = async (request) => {
 
     await deployUsers(request.server).update(user.id, { password: newPassword });
     await sessions(request.server).endAllFor(user.id, sessionId);
-    await audit(request.server).record({
-        actor: user,
-        action: 'account.password',
-        target: user.email,
-        clientAddress: clientAddress(request),
-    });
+    await auditOwn(request, user, 'account.password');
     return { ok: true };
 };
 
 export const updateProfile: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
     const updated = await deployUsers(request.server).update(user.id, { name: (request.payload as { name: string }).name });
-    await audit(request.server).record({
-        actor: user,
-        action: 'account.profile',
-        target: user.email,
-        clientAddress: clientAddress(request),
-    });
+    await auditOwn(request, user, 'account.profile');
     return { user: updated };
 };
 
@@ -54,33 +49,48 @@ export const beginTotp: Lifecycle.Method = async (request) => {
 export const enableTotp: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
     const recoveryCodes = await totp(request.server).enable(user, (request.payload as { code: string }).code);
-    await audit(request.server).record({
-        actor: user,
-        action: 'account.totp.enable',
-        target: user.email,
-        clientAddress: clientAddress(request),
-    });
+    await auditOwn(request, user, 'account.totp.enable');
     return { recoveryCodes };
 };
 
-export const disableTotp: Lifecycle.Method = async (request) => {
-    const { user } = requireDeployCredentials(request);
+/** The password or a current code, asked again before a change to the second factor. */
+async function requireProof(request: Request, user: DeployUser): Promise<void> {
     const { password, code } = request.payload as { password?: string; code?: string };
     if (!password && !code) {
-        throw new ValidationError('password or code: one of them is required');
+        throw new ValidationError('give your password or a code from your app');
     }
 
     const confirmed = await signIn(request.server).confirm(user, clientAddress(request), { password, code });
     if (!confirmed) {
         throw new ForbiddenError('the password or code is wrong');
     }
+}
 
+export const disableTotp: Lifecycle.Method = async (request) => {
+    const { user } = requireDeployCredentials(request);
+    await requireProof(request, user);
     await totp(request.server).disable(user.id);
-    await audit(request.server).record({
-        actor: user,
-        action: 'account.totp.disable',
-        target: user.email,
-        clientAddress: clientAddress(request),
-    });
+    await auditOwn(request, user, 'account.totp.disable');
     return { ok: true };
+};
+
+export const regenerateRecoveryCodes: Lifecycle.Method = async (request) => {
+    const { user } = requireDeployCredentials(request);
+    await requireProof(request, user);
+    const recoveryCodes = await totp(request.server).regenerateRecoveryCodes(user.id);
+    await auditOwn(request, user, 'account.totp.recovery-codes');
+    return { recoveryCodes };
+};
+
+export const listSessions: Lifecycle.Method = async (request) => {
+    const { user, sessionId } = requireDeployCredentials(request);
+    return { sessions: await sessions(request.server).listFor(user.id, sessionId) };
+};
+
+export const endSession: Lifecycle.Method = async (request, h) => {
+    const { user } = requireDeployCredentials(request);
+    const id = request.params.id as unknown as number;
+    await sessions(request.server).endOwn(user.id, id);
+    await auditOwn(request, user, 'account.session.end', { session: id });
+    return h.response().code(204);
 };

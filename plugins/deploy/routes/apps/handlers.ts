@@ -1,19 +1,16 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
+import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { appAccess } from '../../domain/access/access-service.ts';
 import { describeIdentity } from '../../domain/access/identity.ts';
 import { audit } from '../../domain/accounts/audit-service.ts';
 import { filesOnDisk } from '../../domain/apps/app-files.ts';
-import { apps, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
+import { appSummaries } from '../../domain/apps/app-list.ts';
+import { type AppFilters, apps, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
 import { checkAvailability } from '../../domain/apps/availability.ts';
 import type { DraftInput } from '../../domain/apps/draft-shape.ts';
 import { previewApp as preview } from '../../domain/apps/preview.ts';
-import { clientAddress, requireDeployCredentials } from '../../security.ts';
-
-/** Editors and administrators see secret values; viewers see them masked. */
-function mayReadSecrets(request: Request): boolean {
-    return requireDeployCredentials(request).role !== 'viewer';
-}
+import { clientAddress, mayReadSecrets, requireDeployCredentials } from '../../security.ts';
 
 function appName(request: Request): string {
     return request.params.name as string;
@@ -35,10 +32,10 @@ export const createApp: Lifecycle.Method = async (request, h) => {
     return h.response({ app: await apps(request.server).toApi(app, true) }).code(201);
 };
 
-export const listApps: Lifecycle.Method = async (request) => {
-    const service = apps(request.server);
-    const reveal = mayReadSecrets(request);
-    return { apps: await Promise.all((await service.list()).map((app) => service.toApi(app, reveal))) };
+export const listApps: Lifecycle.Method = async (request, h) => {
+    const paging = parsePaging(request.query);
+    const { items, total } = await appSummaries(request.server, request.query as AppFilters, paging);
+    return setPagingHeaders(request, h.response({ apps: items, total }), request.server.app.config.publicUrl, { total, paging });
 };
 
 export const getApp: Lifecycle.Method = async (request) => {
@@ -56,7 +53,7 @@ export const getApp: Lifecycle.Method = async (request) => {
 export const saveDraft: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
     const payload = request.payload as DraftInput;
-    const app = await apps(request.server).saveDraft(appName(request), payload);
+    const app = await appAccess(request.server).saveDraft(appName(request), payload);
     // The audit names the fields changed, never their values.
     await audit(request.server).record({
         actor: user,

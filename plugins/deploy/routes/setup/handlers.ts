@@ -11,7 +11,9 @@ interface SetupPayload extends SetupInput {
 
 export const getStatus: Lifecycle.Method = async (request) => {
     const oidc = await settings(request.server).get<{ enabled?: boolean }>('deploy.oidc');
-    return { needsSetup: await setup(request.server).needsSetup(), oidcEnabled: oidc?.enabled === true };
+    const needsSetup = await setup(request.server).needsSetup();
+    // Where to find the token, only while it is needed: after setup the server's folders are nobody's business.
+    return { needsSetup, oidcEnabled: oidc?.enabled === true, ...(needsSetup ? { tokenFile: setup(request.server).tokenFile } : {}) };
 };
 
 export const completeSetup: Lifecycle.Method = async (request, h) => {

@@ -5,7 +5,7 @@ import { clientAddress } from '../../../../lib/client-address.ts';
 import { BareForbiddenError, NotFoundError } from '../../../../lib/errors.ts';
 import type { VersionSnapshot } from '../../../../lib/read-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
-import { FailureThrottle } from '../../../../lib/throttle.ts';
+import { FailureThrottle, SharedFailures } from '../../../../lib/throttle.ts';
 import { tokens, type TokenRow } from './token-service.ts';
 import { users, USER_TYPE, type UserRow } from './user-service.ts';
 import { verifyPassword } from './passwords.ts';
@@ -70,10 +70,13 @@ function presentedCredential(request: Request): PresentedCredential | undefined 
     return typeof fromQuery === 'string' && fromQuery !== '' ? { token: fromQuery } : undefined;
 }
 
-/** Failed Basic passwords, per user name and client address (lib/throttle.ts); a throttled attempt is a 429. */
+/**
+ * Failed Basic passwords, per user name and client address (lib/throttle.ts), in the database that every Gatehouse
+ * process on it shares; a throttled attempt is a 429.
+ */
 const passwordThrottle = defineService<FailureThrottle>(
     'gitPasswordThrottle',
-    (owner) => new FailureThrottle(owner.app.config.signInLimits),
+    (owner) => new FailureThrottle(owner.app.config.signInLimits, Date.now, new SharedFailures(owner.app.knex, 'git')),
 );
 
 async function passwordUser(server: Server, username: string, password: string, address: string): Promise<UserRow | undefined> {

@@ -10,7 +10,7 @@ import { guardedLookup } from '../../../../lib/addresses.ts';
 import type { WebhookConfig } from '../../../../lib/config.ts';
 import type { Sealer } from '../../../../lib/crypto.ts';
 import { now } from '../../../../lib/database.ts';
-import { type HostAllowList, parseAllowList } from './allow-list.ts';
+import { type HostAllowList, parseAllowList } from '../../../../lib/host-allow-list.ts';
 import { headerEvent } from './events.ts';
 import { AUTHORIZATION_PURPOSE, SECRET_PURPOSE } from './hook-service.ts';
 
@@ -28,6 +28,9 @@ interface TaskRow {
     payload_content: string;
     attempts: number;
 }
+
+/** How long a claimed delivery is another process's to send (its timeout and then some): past it, it is due again. */
+const CLAIM_MARGIN_MS = 30_000;
 
 interface HookTarget {
     url: string;
@@ -235,20 +238,38 @@ export class Deliverer {
             });
     }
 
+    /**
+     * The due deliveries this process has claimed: each moved out of reach (its next attempt set past its sending)
+     * by a conditional update that only one process wins, so that every Gatehouse on the database may send
+     * deliveries and each is sent once. A process that dies with a claim leaves it due again once the claim lapses.
+     */
     async #dueTasks(): Promise<TaskRow[]> {
-        const rows = await this.#context
-            .knex('hook_tasks')
+        const knex = this.#context.knex;
+        const rows = (await knex('hook_tasks')
             .where({ is_delivered: false })
             .where('next_attempt_at', '<=', now())
             .orderBy('id', 'asc')
             .limit(BATCH_SIZE)
-            .select('id', 'hook_id', 'uuid', 'event_type', 'payload_content', 'attempts');
-        return rows.map((row: Record<string, unknown>) => ({
-            ...(row as unknown as TaskRow),
-            id: Number(row.id),
-            hook_id: Number(row.hook_id),
-            attempts: Number(row.attempts),
-        }));
+            .select('id', 'hook_id', 'uuid', 'event_type', 'payload_content', 'attempts', 'next_attempt_at')) as Array<
+            Record<string, unknown>
+        >;
+        const claimedUntil = now() + this.#context.settings.deliverTimeoutMs + CLAIM_MARGIN_MS;
+        const claimed: TaskRow[] = [];
+        for (const row of rows) {
+            const won = await knex('hook_tasks')
+                .where({ id: row.id, is_delivered: false, next_attempt_at: row.next_attempt_at })
+                .update({ next_attempt_at: claimedUntil });
+            if (won === 1) {
+                claimed.push({
+                    ...(row as unknown as TaskRow),
+                    id: Number(row.id),
+                    hook_id: Number(row.hook_id),
+                    attempts: Number(row.attempts),
+                });
+            }
+        }
+
+        return claimed;
     }
 
     async #nextRetryIn(): Promise<number | undefined> {

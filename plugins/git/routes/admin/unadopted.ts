@@ -2,17 +2,13 @@ import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { unadoptedRepositories } from '../../domain/repositories/unadopted.ts';
+import { formString } from '../shared/query.ts';
 
-interface UnadoptedQuery {
-    query?: string;
-    pattern?: string;
-}
-
-// Gitea's handler reads `query` while its Swagger document names `pattern`: both are accepted.
+// Gitea's handler reads `query` while its Swagger document names `pattern` (which gitea-js sends): both are accepted.
 export const adminUnadoptedList: Lifecycle.Method = async (request, h) => {
-    const { query, pattern } = request.query as UnadoptedQuery;
+    const filter = formString(request.query, 'query') || formString(request.query, 'pattern');
     const paging = parsePaging(request.query);
-    const { names, total } = await unadoptedRepositories(request.server).list(query ?? pattern ?? '', paging);
+    const { names, total } = await unadoptedRepositories(request.server).list(filter, paging);
     return setPagingHeaders(request, h.response(names), request.server.app.config.publicUrl, { total, paging, link: false });
 };
 

@@ -119,4 +119,79 @@ describe('auto-login adapter form', () => {
         expect(gone.ok).to.be.false();
         expect(!gone.ok && gone.reason).to.contain('could not be reached');
     });
+
+    describe('app-supplied URLs stay on the app', () => {
+        /** A listener on another loopback port that records whatever reaches it, and answers a login form to lure a post. */
+        const elsewhere = { requests: [] as string[], server: Http.createServer() };
+        const hostileApp = Http.createServer();
+        let hostileUpstream: string;
+        let away: string;
+
+        before(async () => {
+            elsewhere.server.on('request', (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+                let body = '';
+                request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+                request.on('end', () => {
+                    elsewhere.requests.push(`${request.method} ${request.url} ${body}`);
+                    response.writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'planted=1' }).end(LOGIN_FORM);
+                });
+            });
+            await new Promise<void>((resolve) => elsewhere.server.listen(0, '127.0.0.1', resolve));
+            away = `127.0.0.1:${(elsewhere.server.address() as AddressInfo).port}`;
+            const formTo = (action: string, method = 'post') =>
+                `<form method="${method}" action="${action}"><input name="email"><input type="password" name="secret"></form>`;
+            const pages: Record<string, (response: Http.ServerResponse) => void> = {
+                'GET /absolute-action': (response) => response.writeHead(200).end(formTo(`http://${away}/steal`)),
+                'GET /dotted-action': (response) => response.writeHead(200).end(formTo(`/.//${away}/steal`)),
+                'GET /dotted-get-action': (response) => response.writeHead(200).end(formTo(`/.//${away}/steal`, 'get')),
+                'GET /hop': (response) => response.writeHead(302, { location: `/.//${away}/login` }).end(),
+                'GET /away': (response) => response.writeHead(302, { location: `http://${away}/login` }).end(),
+                'GET /phish': (response) => response.writeHead(200).end(formTo('/phish')),
+                'POST /phish': (response) =>
+                    response.writeHead(302, { location: '/.//evil.example/phish', 'set-cookie': 'session=S2; Path=/' }).end(),
+            };
+            hostileApp.on('request', (request: Http.IncomingMessage, response: Http.ServerResponse) => {
+                request.resume();
+                request.on('end', () => (pages[`${request.method} ${request.url}`] ?? ((answer) => answer.writeHead(404).end()))(response));
+            });
+            await new Promise<void>((resolve) => hostileApp.listen(0, '127.0.0.1', resolve));
+            hostileUpstream = `http://127.0.0.1:${(hostileApp.address() as AddressInfo).port}`;
+        });
+
+        after(() => {
+            elsewhere.server.close();
+            hostileApp.close();
+        });
+
+        const signInAt = (loginPath: string) => form.signIn({ ...request('right', loginPath), upstream: hostileUpstream });
+        /** Each sign-in is refused as leading off the app, and nothing reached the other listener. */
+        const expectRefusedAt = async (loginPaths: string[]) => {
+            elsewhere.requests.length = 0;
+            for (const loginPath of loginPaths) {
+                const outcome = await signInAt(loginPath);
+                expect(outcome.ok, loginPath).to.be.false();
+                expect(!outcome.ok && outcome.reason, loginPath).to.contain("leads off the app's origin");
+            }
+
+            expect(elsewhere.requests).to.equal([]);
+        };
+
+        it('a login path that reads as another host after dot-segment removal is refused, and nothing reaches that host', async () => {
+            await expectRefusedAt([`/.//${away}/login`, `/%2e//${away}/login`, `/a/..//${away}/login`]);
+        });
+
+        it('a form action on another origin, absolute or dotted, is refused and nothing is posted', async () => {
+            await expectRefusedAt(['/absolute-action', '/dotted-action', '/dotted-get-action']);
+        });
+
+        it("a redirect off the app's origin, absolute or dotted, is refused and not followed", async () => {
+            await expectRefusedAt(['/hop', '/away']);
+        });
+
+        it("the visitor's landing from the app's answer stays on the app's origin", async () => {
+            const outcome = await signInAt('/phish');
+            expect(outcome.ok, JSON.stringify(outcome)).to.be.true();
+            expect(outcome.ok && outcome.landing).to.equal('/');
+        });
+    });
 });

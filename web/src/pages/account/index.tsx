@@ -4,9 +4,10 @@ import { usePageTitle } from '../../layout/page-title.ts';
 import './account.css';
 import { PasswordCard } from './password-card.tsx';
 import { ProfileCard } from './profile-card.tsx';
+import { SessionsCard } from './sessions-card.tsx';
 import { TwoFactorCard } from './two-factor-card.tsx';
 
-/** The signed-in user's own account: profile, password and two factors. */
+/** The signed-in user's own account: profile, password, two factors and where the user is signed in. */
 export function AccountPage() {
     usePageTitle('Account');
     const { user, loading } = useSession();
@@ -20,6 +21,7 @@ export function AccountPage() {
             <ProfileCard user={user} />
             <PasswordCard />
             <TwoFactorCard enabled={user.totpEnabled === true} />
+            <SessionsCard />
         </div>
     );
 }

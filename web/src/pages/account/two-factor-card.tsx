@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import type { JSX, TargetedSubmitEvent } from 'preact';
 
 import { api, reloadSession } from '../../api.ts';
@@ -36,7 +36,7 @@ export function TwoFactorCard(props: { enabled: boolean }) {
             />
         );
     } else if (props.enabled) {
-        body = <DisableTwoFactors />;
+        body = <TwoFactorsOn onRecoveryCodes={setRecoveryCodes} />;
     } else {
         body = <BeginSetup onBegun={setSetup} />;
     }
@@ -153,17 +153,30 @@ function RecoveryCodes(props: { codes: string[]; onDone: () => void }) {
 
 type Proof = 'password' | 'code';
 
-function DisableTwoFactors() {
+type Intent = 'recovery-codes' | 'disable';
+
+/** With two factors on, the password or a current code confirms either new recovery codes or turning them off. */
+function TwoFactorsOn(props: { onRecoveryCodes: (codes: string[]) => void }) {
     const [proof, setProof] = useState<Proof>('password');
     const [value, setValue] = useState('');
     const [busy, setBusy] = useState(false);
     const [error, setError] = useState<FormError | undefined>(undefined);
-    const disable = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
+    // Set by the button's click, which comes before the form's submit event.
+    const intent = useRef<Intent>('recovery-codes');
+    const submit = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
         event.preventDefault();
         setBusy(true);
         setError(undefined);
+        const body = proof === 'password' ? { password: value } : { code: value.trim() };
         try {
-            await api.post('/api/account/totp/disable', proof === 'password' ? { password: value } : { code: value.trim() });
+            if (intent.current === 'recovery-codes') {
+                const { recoveryCodes } = await api.post<{ recoveryCodes: string[] }>('/api/account/totp/recovery-codes', body);
+                setValue('');
+                props.onRecoveryCodes(recoveryCodes);
+                return;
+            }
+
+            await api.post('/api/account/totp/disable', body);
             setValue('');
             await reloadSession();
         } catch (failure) {
@@ -178,12 +191,13 @@ function DisableTwoFactors() {
         setError(undefined);
     };
     return (
-        <form class="form account-form" onSubmit={(event) => void disable(event)}>
+        <form class="form account-form" onSubmit={(event) => void submit(event)}>
             <p>
                 Two factors are <strong>on</strong>: signing in asks for a code from your authenticator app.
             </p>
+            <p>Lost or used up your recovery codes? Make new ones: the old ones stop working.</p>
             <fieldset class="choice-group">
-                <legend>To turn them off, confirm with</legend>
+                <legend>Confirm with</legend>
                 <label>
                     <input type="radio" name="proof" checked={proof === 'password'} onChange={() => choose('password')} /> your password
                 </label>
@@ -203,7 +217,10 @@ function DisableTwoFactors() {
                 error={error?.message}
             />
             <div class="form-actions">
-                <Button type="submit" variant="danger" busy={busy}>
+                <Button type="submit" busy={busy} onClick={() => (intent.current = 'recovery-codes')}>
+                    Make new recovery codes
+                </Button>
+                <Button type="submit" variant="danger" busy={busy} onClick={() => (intent.current = 'disable')}>
                     Turn off two factors
                 </Button>
             </div>

@@ -12,6 +12,7 @@ import { dateTime } from '../../format/time.ts';
 import { errorFor, formError } from '../account/form-error.ts';
 import { SelectField } from './select-field.tsx';
 import type { AuditEntry, AuditPage } from './types.ts';
+import { auditActionChoices, auditActionWords } from '../../words.ts';
 
 const PAGE_SIZE = 20;
 
@@ -75,12 +76,12 @@ export function AuditSection() {
         <Card title="Audit log">
             <form class="audit-filters" aria-label="Audit log filters" onSubmit={apply}>
                 <Field label="Actor (e-mail)" name="actor" value={draft.actor} onInput={set('actor')} error={errorFor(placed, 'actor')} />
-                <Field
+                <SelectField
                     label="Action"
                     name="action"
                     value={draft.action}
-                    onInput={set('action')}
-                    placeholder="auth.login"
+                    onChange={set('action')}
+                    options={[{ value: '', label: 'Any' }, ...auditActionChoices()]}
                     error={errorFor(placed, 'action')}
                 />
                 <Field label="Target" name="target" value={draft.target} onInput={set('target')} error={errorFor(placed, 'target')} />
@@ -176,9 +177,7 @@ function AuditTable(props: { entries: AuditEntry[]; total: number }) {
                                 <time dateTime={entry.at}>{dateTime(entry.at)}</time>
                             </td>
                             <td>{entry.actor?.email ?? '—'}</td>
-                            <td>
-                                <code>{entry.action}</code>
-                            </td>
+                            <td>{auditActionWords(entry.action)}</td>
                             <td>{entry.target || '—'}</td>
                             <td>
                                 <Badge tone={entry.outcome === 'success' ? 'good' : 'bad'}>{entry.outcome}</Badge>

@@ -5,7 +5,7 @@ import { Badge, type BadgeTone } from '../../components/Badge.tsx';
 import { Card } from '../../components/Card.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
-import { healthTone } from './identity-provider.tsx';
+import { type HealthLevel, type HealthTile, healthTiles, levelWords } from '../dashboard/health.ts';
 import type { SystemReport } from './types.ts';
 
 const TOOL_NAMES: Record<string, string> = {
@@ -32,20 +32,7 @@ const CONVENTION_NAMES: Record<string, string> = {
     services: 'Services',
 };
 
-interface Health {
-    tone: BadgeTone;
-    state: string;
-}
-
-const OFF: Health = { tone: 'neutral', state: 'not configured' };
-
-function reachability(configured: boolean, reachable: boolean | null): Health {
-    if (!configured) {
-        return OFF;
-    }
-
-    return reachable ? { tone: 'good', state: 'reachable' } : { tone: 'bad', state: 'unreachable' };
-}
+const LEVEL_TONES: Record<HealthLevel, BadgeTone> = { ok: 'good', off: 'neutral', problem: 'bad' };
 
 /** Tool versions found on the host, each integration's health at a glance, and the conventions apps are deployed with. */
 export function SystemSection() {
@@ -87,31 +74,27 @@ export function SystemSection() {
     );
 }
 
+/** Each integration's level and status in the dashboard's words (one wording for both pages), then its details. */
 function Integrations(props: { report: SystemReport }) {
     const { docker, nginx, acme, registry, dns, identityProvider, oidcSignIn } = props.report.integrations;
+    const tiles = new Map(healthTiles(props.report).map((tile) => [tile.id, tile]));
+    const tile = (id: string) => tiles.get(id) ?? { id, name: id, level: 'off' as const, status: '', detail: '' };
     return (
         <Card title="Integrations">
             <ul class="integration-grid">
-                <Integration
-                    name="Docker engine"
-                    health={docker.reachable ? { tone: 'good', state: 'reachable' } : { tone: 'bad', state: 'unreachable' }}
-                >
+                <Integration name="Docker engine" tile={tile('docker')}>
                     {docker.reachable ? `version ${docker.version ?? '?'} (API ${docker.apiVersion ?? '?'})` : docker.error}
                 </Integration>
-                <Integration
-                    name="nginx"
-                    health={
-                        nginx.configTest.ok ? { tone: 'good', state: 'configuration ok' } : { tone: 'bad', state: 'configuration fails' }
-                    }
-                >
-                    <code>{nginx.binary}</code>
+                <Integration name="nginx" tile={tile('nginx')}>
+                    <code>{nginx.binary}</code> with <code>{nginx.confPath ?? "nginx's default configuration"}</code>, sites in{' '}
+                    <code>{nginx.sitesDir}</code>
                     {nginx.configTest.ok ? null : <pre class="integration-output">{nginx.configTest.output}</pre>}
                 </Integration>
-                <Integration name="Certificates (ACME)" health={reachability(acme.configured, acme.reachable)}>
+                <Integration name="Certificates (ACME)" tile={tile('acme')}>
                     {acme.configured ? <code>{acme.directoryUrl}</code> : 'apps keep self-signed stand-ins'}
                     {acme.error ? <span class="integration-error">{acme.error}</span> : null}
                 </Integration>
-                <Integration name="Image registry" health={reachability(registry.configured, registry.reachable)}>
+                <Integration name="Image registry" tile={tile('registry')}>
                     {registry.configured ? (
                         <>
                             <code>{registry.url}</code>
@@ -122,21 +105,15 @@ function Integrations(props: { report: SystemReport }) {
                     )}
                     {registry.error ? <span class="integration-error">{registry.error}</span> : null}
                 </Integration>
-                <Integration name="DNS" health={dns.configured ? { tone: 'good', state: 'configured' } : OFF}>
+                <Integration name="DNS" tile={tile('dns')}>
                     {dns.configured
                         ? `${dns.provider ?? ''} at ${dns.server ?? '?'}, zone ${dns.zone ?? '?'}, key ${dns.tsigSecretSet ? 'set' : 'not set'}`
                         : 'records are not managed'}
                 </Integration>
-                <Integration
-                    name="Identity provider"
-                    health={{ tone: healthTone(identityProvider.health.status), state: identityProvider.health.status }}
-                >
+                <Integration name="Identity provider" tile={tile('idp')}>
                     {identityProvider.health.message}
                 </Integration>
-                <Integration
-                    name="OIDC sign-in"
-                    health={oidcSignIn.configured ? { tone: 'good', state: 'on' } : { tone: 'neutral', state: 'off' }}
-                >
+                <Integration name="OIDC sign-in" tile={tile('oidc')}>
                     {oidcSignIn.issuer ? <code>{oidcSignIn.issuer}</code> : 'password sign-in only'}
                 </Integration>
             </ul>
@@ -144,14 +121,17 @@ function Integrations(props: { report: SystemReport }) {
     );
 }
 
-function Integration(props: { name: string; health: Health; children?: ComponentChildren }) {
+function Integration(props: { name: string; tile: HealthTile; children?: ComponentChildren }) {
+    const tone = LEVEL_TONES[props.tile.level];
     return (
-        <li class={`integration integration-${props.health.tone}`}>
+        <li class={`integration integration-${tone}`}>
             <h3 class="integration-name">
                 <span class="integration-dot" aria-hidden="true" />
                 {props.name}
             </h3>
-            <Badge tone={props.health.tone}>{props.health.state}</Badge>
+            <p class="integration-state">
+                <Badge tone={tone}>{levelWords(props.tile.level)}</Badge> {props.tile.status}
+            </p>
             <div class="integration-detail">{props.children}</div>
         </li>
     );

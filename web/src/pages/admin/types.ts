@@ -1,5 +1,6 @@
 /** The shapes the admin pages read, as specs/deploy/{users,audit,oidc,idp,overview}.yaml and the README describe them. */
 import type { Role } from '../../api.ts';
+import type { NginxStatus } from '../dashboard/types.ts';
 
 export interface AdminUser {
     id: number;
@@ -93,7 +94,7 @@ export interface SystemReport {
     tools: Record<string, ToolVersion>;
     integrations: {
         docker: { reachable: boolean; version: string | null; apiVersion: string | null; error: string | null };
-        nginx: { binary: string; confPath: string | null; configTest: { ok: boolean; output: string; checkedAt: string } };
+        nginx: NginxStatus;
         acme: {
             configured: boolean;
             directoryUrl: string | null;

@@ -20,6 +20,7 @@ const ROLES: { value: Role; label: string }[] = [
 ];
 
 const ROLE_NAMES: Record<Role, string> = { viewer: 'Viewer', editor: 'Editor', admin: 'Administrator' };
+const ROLE_ARTICLES: Record<Role, string> = { viewer: 'a viewer', editor: 'an editor', admin: 'an administrator' };
 
 /** Users: the list with each one's role, state and actions, and a form to add one. */
 export function UsersSection() {
@@ -37,6 +38,7 @@ export function UsersSection() {
 }
 
 function UserTable(props: { users: AdminUser[]; onChange: () => void }) {
+    const activeAdmins = props.users.filter((user) => user.role === 'admin' && !user.disabled).length;
     return (
         <div class="table-scroll">
             <table class="table admin-table users-table">
@@ -52,7 +54,12 @@ function UserTable(props: { users: AdminUser[]; onChange: () => void }) {
                 </thead>
                 <tbody>
                     {props.users.map((user) => (
-                        <UserRow key={user.id} user={user} onChange={props.onChange} />
+                        <UserRow
+                            key={user.id}
+                            user={user}
+                            lastAdmin={user.role === 'admin' && !user.disabled && activeAdmins === 1}
+                            onChange={props.onChange}
+                        />
                     ))}
                 </tbody>
             </table>
@@ -60,20 +67,26 @@ function UserTable(props: { users: AdminUser[]; onChange: () => void }) {
     );
 }
 
-function UserRow(props: { user: AdminUser; onChange: () => void }) {
+/** A row's actions: the last active administrator can be neither disabled nor deleted, so neither is offered. */
+function UserRow(props: { user: AdminUser; lastAdmin: boolean; onChange: () => void }) {
     const { user } = props;
     const session = useSession();
     const [busy, setBusy] = useState(false);
     const [error, setError] = useState<Error | undefined>(undefined);
+    const [done, setDone] = useState('');
     const [confirmingDelete, setConfirmingDelete] = useState(false);
+    const [settingPassword, setSettingPassword] = useState(false);
     const isSelf = session.user?.id === user.id;
 
-    const act = async (work: () => Promise<unknown>) => {
+    const act = async (work: () => Promise<unknown>, success = '') => {
         setBusy(true);
         setError(undefined);
+        setDone('');
         try {
             await work();
             setConfirmingDelete(false);
+            setSettingPassword(false);
+            setDone(success);
             props.onChange();
         } catch (failure) {
             setError(failure as Error);
@@ -81,8 +94,8 @@ function UserRow(props: { user: AdminUser; onChange: () => void }) {
             setBusy(false);
         }
     };
-    const update = (changes: Partial<Pick<AdminUser, 'role' | 'disabled'>> & { resetTotp?: boolean }) =>
-        void act(() => api.put(`/api/admin/users/${user.id}`, changes));
+    const update = (changes: Partial<Pick<AdminUser, 'role' | 'disabled'>> & { resetTotp?: boolean; password?: string }, success = '') =>
+        void act(() => api.put(`/api/admin/users/${user.id}`, changes), success);
 
     return (
         <tr class={user.disabled ? 'user-disabled' : undefined}>
@@ -99,7 +112,10 @@ function UserRow(props: { user: AdminUser; onChange: () => void }) {
                     id={`role-${user.id}`}
                     value={user.role}
                     disabled={busy}
-                    onChange={(event) => update({ role: event.currentTarget.value as Role })}
+                    onChange={(event) => {
+                        const role = event.currentTarget.value as Role;
+                        update({ role }, `Saved: ${user.email} is now ${ROLE_ARTICLES[role]}.`);
+                    }}
                 >
                     {ROLES.map((role) => (
                         <option key={role.value} value={role.value}>
@@ -123,14 +139,28 @@ function UserRow(props: { user: AdminUser; onChange: () => void }) {
                             </Button>
                             <Button onClick={() => setConfirmingDelete(false)}>Keep</Button>
                         </>
+                    ) : settingPassword ? (
+                        <NewPasswordForm
+                            email={user.email}
+                            busy={busy}
+                            onSet={(password) =>
+                                update({ password }, `New password set for ${user.email}; their sessions were signed out.`)
+                            }
+                            onCancel={() => setSettingPassword(false)}
+                        />
                     ) : (
                         <>
-                            <Button
-                                busy={busy}
-                                onClick={() => update({ disabled: !user.disabled })}
-                                aria-label={`${user.disabled ? 'Enable' : 'Disable'} ${user.email}`}
-                            >
-                                {user.disabled ? 'Enable' : 'Disable'}
+                            {props.lastAdmin ? null : (
+                                <Button
+                                    busy={busy}
+                                    onClick={() => update({ disabled: !user.disabled })}
+                                    aria-label={`${user.disabled ? 'Enable' : 'Disable'} ${user.email}`}
+                                >
+                                    {user.disabled ? 'Enable' : 'Disable'}
+                                </Button>
+                            )}
+                            <Button onClick={() => setSettingPassword(true)} aria-label={`Set password for ${user.email}`}>
+                                Set password
                             </Button>
                             {user.totpEnabled ? (
                                 <Button
@@ -141,20 +171,53 @@ function UserRow(props: { user: AdminUser; onChange: () => void }) {
                                     Reset two factors
                                 </Button>
                             ) : null}
-                            <Button
-                                variant="danger"
-                                disabled={busy}
-                                onClick={() => setConfirmingDelete(true)}
-                                aria-label={`Delete ${user.email}`}
-                            >
-                                Delete
-                            </Button>
+                            {props.lastAdmin ? (
+                                <span class="muted">The only active administrator: it cannot be disabled or deleted.</span>
+                            ) : (
+                                <Button
+                                    variant="danger"
+                                    disabled={busy}
+                                    onClick={() => setConfirmingDelete(true)}
+                                    aria-label={`Delete ${user.email}`}
+                                >
+                                    Delete
+                                </Button>
+                            )}
                         </>
                     )}
                 </div>
+                <p class="form-status" role="status">
+                    {done}
+                </p>
                 <ErrorText error={error} />
             </td>
         </tr>
+    );
+}
+
+/** The administrator's reset of someone's password: the API ends that user's sessions. */
+function NewPasswordForm(props: { email: string; busy: boolean; onSet: (password: string) => void; onCancel: () => void }) {
+    const [password, setPassword] = useState('');
+    const submit = (event: TargetedSubmitEvent<HTMLFormElement>) => {
+        event.preventDefault();
+        props.onSet(password);
+    };
+    return (
+        <form class="row-password" onSubmit={submit}>
+            <Field
+                label={`New password for ${props.email}`}
+                name="password"
+                type="password"
+                value={password}
+                onInput={setPassword}
+                required
+                autocomplete="new-password"
+            />
+            <Button type="submit" variant="primary" busy={props.busy}>
+                Set password
+            </Button>
+            <Button onClick={props.onCancel}>Cancel</Button>
+        </form>
     );
 }
 
@@ -180,6 +243,7 @@ function NewUserCard(props: { onCreated: () => void }) {
             setEmail('');
             setName('');
             setPassword('');
+            setRole('viewer');
             props.onCreated();
         } catch (failure) {
             const found = formError(failure, NEW_USER_FIELDS);

@@ -10,6 +10,7 @@ import { dateTime } from '../../format/time.ts';
 import { RunLog } from './run-log.tsx';
 import { choiceFromApp, choicePayload, EvidenceDetail, type MethodChoice, SignInChooser } from './sign-in-chooser.tsx';
 import type { App, RunStarted } from './types.ts';
+import { methodWords } from '../../words.ts';
 
 const VALUE_NAMES: Record<string, string> = {
     issuer: 'Issuer',
@@ -120,7 +121,7 @@ export function AccountTab(props: { app: App; editable: boolean; onChanged: () =
                 <p class="identity-method">
                     {identity.method ? (
                         <>
-                            <strong>{option?.title ?? identity.method}</strong> <code>{identity.method}</code>{' '}
+                            <strong>{option?.title ?? methodWords(identity.method)}</strong>{' '}
                             {option?.level ? <Badge level={option.level as BadgeLevel} /> : null}{' '}
                             {option && !option.singleSignOn ? <Badge tone="neutral">not single sign-on</Badge> : null}
                         </>

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 
 import { api, ApiError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
@@ -8,6 +8,8 @@ import { hasRisks } from '../../editors/findings.tsx';
 import { NginxEditor, type SiteValue, siteUpdate } from '../../editors/nginx-editor.tsx';
 import { RunLog } from './run-log.tsx';
 import type { App, FileCheck, RunStarted } from './types.ts';
+import { SecretsEditor, type SecretRow, secretRows, secretsPayload } from './secrets-editor.tsx';
+import { useLeaveGuard } from '../../router.tsx';
 
 function asApiError(error: unknown): ApiError {
     return error instanceof ApiError ? error : new ApiError(0, String(error));
@@ -39,8 +41,43 @@ function useUpdateRun(onEnded: () => void) {
 }
 
 /** The compose file: edited as a form or text, then saved and deployed (`PUT /api/apps/{name}/compose`). */
+/**
+ * Whether an editor's value has changed since it loaded (or was last saved): each mode's first value is its
+ * baseline, so switching between form and text alone changes nothing.
+ */
+function useEdits<V extends { mode: string }>(value: V | undefined): { changed: boolean; saved: () => void } {
+    const baselines = useRef(new Map<string, string>());
+    const [, rerender] = useState(0);
+    if (value && !baselines.current.has(value.mode)) {
+        baselines.current.set(value.mode, JSON.stringify(value));
+    }
+
+    const changed = value !== undefined && baselines.current.get(value.mode) !== JSON.stringify(value);
+    return {
+        changed,
+        saved: () => {
+            baselines.current.clear();
+            if (value) baselines.current.set(value.mode, JSON.stringify(value));
+            rerender((count) => count + 1);
+        },
+    };
+}
+
+/** The secrets whose value the rows change or add (a saved one left as it was is not sent). */
+function changedSecrets(rows: SecretRow[], saved: Record<string, string>): Record<string, string> {
+    return Object.fromEntries(Object.entries(secretsPayload(rows)).filter(([name, value]) => saved[name] !== value));
+}
+
 export function ComposeTab(props: { app: App; editable: boolean; onChanged: () => void }) {
     const [value, setValue] = useState<ComposeValue | undefined>(undefined);
+    const [secrets, setSecrets] = useState(() => secretRows(props.app.draft.secrets, props.app.draft.compose));
+    const edits = useEdits(value);
+    const secretsChanged = Object.keys(changedSecrets(secrets, props.app.draft.secrets)).length > 0;
+    useLeaveGuard(
+        props.editable && (edits.changed || secretsChanged)
+            ? 'Leave this page? The compose file or its secrets have changes that are not saved.'
+            : undefined,
+    );
     const [check, setCheck] = useState<FileCheck | undefined>(undefined);
     const [acceptRisks, setAcceptRisks] = useState(false);
     const update = useUpdateRun(props.onChanged);
@@ -51,8 +88,11 @@ export function ComposeTab(props: { app: App; editable: boolean; onChanged: () =
                 throw new ApiError(0, 'the compose file is still loading');
             }
 
+            const changed = changedSecrets(secrets, props.app.draft.secrets);
+            edits.saved();
             return await api.put<RunStarted>(`/api/apps/${encodeURIComponent(props.app.name)}/compose`, {
                 ...composeUpdate(value),
+                ...(Object.keys(changed).length > 0 ? { secrets: changed } : {}),
                 ...(acceptRisks ? { acceptRisks: true } : {}),
             });
         });
@@ -69,6 +109,20 @@ export function ComposeTab(props: { app: App; editable: boolean; onChanged: () =
                 acceptedRisks={acceptRisks}
                 onAcceptedRisksChange={setAcceptRisks}
             />
+            <section class="compose-secrets" aria-labelledby="compose-secrets-heading">
+                <h3 id="compose-secrets-heading">Variables and secrets</h3>
+                {props.editable ? (
+                    <SecretsEditor rows={secrets} onChange={setSecrets} />
+                ) : (
+                    <ul>
+                        {Object.keys(props.app.draft.secrets).map((name) => (
+                            <li key={name}>
+                                <code>{name}</code> ••••••••
+                            </li>
+                        ))}
+                    </ul>
+                )}
+            </section>
             {props.editable ? (
                 <div class="tab-actions">
                     <Button
@@ -77,7 +131,7 @@ export function ComposeTab(props: { app: App; editable: boolean; onChanged: () =
                         onClick={save}
                         aria-describedby={risky && !acceptRisks ? 'compose-risk-note' : undefined}
                     >
-                        Save and deploy the compose file
+                        Save and deploy the compose file and secrets
                     </Button>
                     {risky && !acceptRisks ? (
                         <p id="compose-risk-note" class="field-hint">
@@ -95,6 +149,8 @@ export function ComposeTab(props: { app: App; editable: boolean; onChanged: () =
 /** The nginx site: edited as a form or text, then saved, tested, reloaded and checked (`PUT /api/apps/{name}/nginx`). */
 export function NginxTab(props: { app: App; editable: boolean; onChanged: () => void }) {
     const [value, setValue] = useState<SiteValue | undefined>(undefined);
+    const edits = useEdits(value);
+    useLeaveGuard(props.editable && edits.changed ? 'Leave this page? The nginx site has changes that are not saved.' : undefined);
     const update = useUpdateRun(props.onChanged);
     const save = () =>
         void update.start(async () => {
@@ -102,6 +158,7 @@ export function NginxTab(props: { app: App; editable: boolean; onChanged: () => 
                 throw new ApiError(0, 'the site is still loading');
             }
 
+            edits.saved();
             return await api.put<RunStarted>(`/api/apps/${encodeURIComponent(props.app.name)}/nginx`, siteUpdate(value));
         });
 

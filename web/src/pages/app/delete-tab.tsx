@@ -120,7 +120,7 @@ function useKnown(app: App): Known {
 }
 
 /** Delete with each option explained and what it removes previewed; the name typed confirms (`DELETE /api/apps/{name}`). */
-export function DeleteTab(props: { app: App }) {
+export function DeleteTab(props: { app: App; onEnded: (run: Run) => void }) {
     const known = useKnown(props.app);
     const [chosen, setChosen] = useState<Partial<Record<DeleteOption, boolean>>>({});
     const [confirm, setConfirm] = useState('');
@@ -187,13 +187,22 @@ export function DeleteTab(props: { app: App }) {
             <Button
                 variant="danger"
                 busy={busy || (runId !== undefined && !ended)}
-                disabled={confirm !== props.app.name}
+                disabled={confirm !== props.app.name || ended?.state === 'succeeded'}
                 onClick={() => void remove()}
             >
                 Delete {props.app.name}
             </Button>
             <ErrorText error={error} />
-            {runId !== undefined ? <RunLog runId={runId} title="Delete" onEnd={setEnded} /> : null}
+            {runId !== undefined ? (
+                <RunLog
+                    runId={runId}
+                    title="Delete"
+                    onEnd={(run) => {
+                        setEnded(run);
+                        props.onEnded(run);
+                    }}
+                />
+            ) : null}
             {ended?.state === 'succeeded' ? (
                 <p role="status" class="deploy-done">
                     {props.app.name} is deleted. <Link href="/apps">Back to the apps</Link>.

@@ -41,25 +41,40 @@ type Action = 'restart' | 'stop' | 'start';
 
 const ACTION_LABELS: Record<Action, string> = { restart: 'Restart', stop: 'Stop', start: 'Start' };
 
-/** Restart, stop and start (`POST /api/apps/{name}/action`), each followed in its run's log. */
-function Actions(props: { app: App; onEnded: () => void; onStarted: () => void }) {
+/** What stopping or restarting does to visitors, said before it is done. */
+const CONFIRM_TEXT: Record<Exclude<Action, 'start'>, (app: string) => string> = {
+    restart: (app) => `Restart ${app}? Its containers stop and start again: visitors get an error for a moment.`,
+    stop: (app) => `Stop ${app}? Visitors get an error until it is started again.`,
+};
+
+export interface ActionRun {
+    id: number;
+    action: Action;
+    ended: boolean;
+}
+
+/**
+ * Restart, stop and start (`POST /api/apps/{name}/action`); restart and stop ask first. The run started is handed
+ * to the page, which shows its log below the header.
+ */
+function Actions(props: { app: App; run: ActionRun | undefined; onStarted: (run: ActionRun) => void }) {
     const [busy, setBusy] = useState<Action | undefined>(undefined);
+    const [asking, setAsking] = useState<Exclude<Action, 'start'> | undefined>(undefined);
     const [error, setError] = useState<ApiError | undefined>(undefined);
-    const [run, setRun] = useState<{ id: number; action: Action; ended: boolean } | undefined>(undefined);
     const act = async (action: Action) => {
+        setAsking(undefined);
         setBusy(action);
         setError(undefined);
         try {
             const { runId } = await api.post<RunStarted>(`/api/apps/${encodeURIComponent(props.app.name)}/action`, { action });
-            setRun({ id: runId, action, ended: false });
-            props.onStarted();
+            props.onStarted({ id: runId, action, ended: false });
         } catch (failure) {
             setError(failure instanceof ApiError ? failure : new ApiError(0, String(failure)));
         } finally {
             setBusy(undefined);
         }
     };
-    const running = run !== undefined && !run.ended;
+    const running = props.run !== undefined && !props.run.ended;
     const actions: Action[] =
         props.app.state === 'stopped' ? ['start'] : props.app.state === 'running' ? ['restart', 'stop'] : ['restart', 'stop', 'start'];
 
@@ -67,22 +82,28 @@ function Actions(props: { app: App; onEnded: () => void; onStarted: () => void }
         <section class="app-actions" aria-label="Actions">
             <div class="app-action-buttons">
                 {actions.map((action) => (
-                    <Button key={action} busy={busy === action} disabled={running || busy !== undefined} onClick={() => void act(action)}>
+                    <Button
+                        key={action}
+                        busy={busy === action}
+                        disabled={running || busy !== undefined || asking !== undefined}
+                        onClick={() => (action === 'start' ? void act(action) : setAsking(action))}
+                    >
                         {ACTION_LABELS[action]}
                     </Button>
                 ))}
             </div>
-            <ErrorText error={error} />
-            {run ? (
-                <RunLog
-                    runId={run.id}
-                    title={ACTION_LABELS[run.action]}
-                    onEnd={() => {
-                        setRun({ ...run, ended: true });
-                        props.onEnded();
-                    }}
-                />
+            {asking ? (
+                <div class="app-action-confirm" role="group" aria-label={`Confirm: ${ACTION_LABELS[asking].toLowerCase()}`}>
+                    <p>{CONFIRM_TEXT[asking](props.app.name)}</p>
+                    <div class="app-action-buttons">
+                        <Button variant="danger" onClick={() => void act(asking)}>
+                            {`${ACTION_LABELS[asking]} ${props.app.name}`}
+                        </Button>
+                        <Button onClick={() => setAsking(undefined)}>Cancel</Button>
+                    </div>
+                </div>
             ) : null}
+            <ErrorText error={error} />
         </section>
     );
 }
@@ -107,6 +128,10 @@ export function AppPage(props: { name: string }) {
     const app = useApi<{ app: App }>(`/api/apps/${encodeURIComponent(props.name)}`);
     // Bumped when a run starts here, so that the runs list reads it.
     const [runsVersion, setRunsVersion] = useState(0);
+    // Once its delete succeeded, the page says so and offers nothing more to do with the app.
+    const [deleted, setDeleted] = useState(false);
+    // The restart, stop or start last started here, its log shown below the header.
+    const [actionRun, setActionRun] = useState<ActionRun | undefined>(undefined);
     usePageTitle(app.data?.app.title ?? props.name);
     const editable = canEdit(user?.role);
     const tabs: TabItem[] = TABS.filter((tab) => !tab.adminOnly || isAdmin(user?.role)).map((tab) => ({
@@ -141,16 +166,21 @@ export function AppPage(props: { name: string }) {
         access: () => <AccessTab app={shown} editable={editable} onChanged={changed} />,
         compose: () => <ComposeTab app={shown} editable={editable} onChanged={changed} />,
         nginx: () => <NginxTab app={shown} editable={editable} onChanged={changed} />,
-        delete: () => (isAdmin(user?.role) ? <DeleteTab app={shown} /> : <p>Only administrators delete apps.</p>),
+        delete: () =>
+            isAdmin(user?.role) ? (
+                <DeleteTab app={shown} onEnded={(run) => (run.state === 'succeeded' ? setDeleted(true) : changed())} />
+            ) : (
+                <p>Only administrators delete apps.</p>
+            ),
     };
     const currentLabel = TABS.find((tab) => tab.id === current)?.label ?? current;
 
     return (
-        <div class="app-page" data-app={shown.name} data-state={shown.state}>
+        <div class="app-page" data-app={shown.name} data-state={deleted ? 'deleted' : shown.state}>
             <header class="page-header app-header">
                 <div>
                     <h1>
-                        {shown.title || shown.name} <Badge state={shown.state} />
+                        {shown.title || shown.name} <Badge state={deleted ? 'deleted' : shown.state} />
                     </h1>
                     <p class="app-facts">
                         <code>{shown.name}</code> · {shown.image ? <code>{`${shown.image}:${shown.tag}`}</code> : 'from a template'} ·{' '}
@@ -159,18 +189,30 @@ export function AppPage(props: { name: string }) {
                         </a>
                     </p>
                 </div>
-                {editable && shown.state !== 'draft' ? (
+                {editable && shown.state !== 'draft' && !deleted ? (
                     <Actions
                         key={shown.name}
                         app={shown}
-                        onStarted={() => setRunsVersion((version) => version + 1)}
-                        onEnded={() => {
-                            changed();
+                        run={actionRun}
+                        onStarted={(run) => {
+                            setActionRun(run);
                             setRunsVersion((version) => version + 1);
                         }}
                     />
                 ) : null}
             </header>
+            {actionRun ? (
+                <RunLog
+                    key={actionRun.id}
+                    runId={actionRun.id}
+                    title={ACTION_LABELS[actionRun.action]}
+                    onEnd={() => {
+                        setActionRun({ ...actionRun, ended: true });
+                        changed();
+                        setRunsVersion((version) => version + 1);
+                    }}
+                />
+            ) : null}
             {shown.state === 'draft' ? (
                 <p class="wizard-note">
                     This app is a draft: nothing runs yet.{' '}

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { runEvents } from '../../api.ts';
 import { Badge } from '../../components/Badge.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
+import { useFollowScroll } from '../../components/use-follow-scroll.ts';
 import type { Run, RunLine } from './types.ts';
 
 export interface RunLogProps {
@@ -21,6 +22,8 @@ export function RunLog(props: RunLogProps) {
     const [run, setRun] = useState<Run | undefined>(undefined);
     const onEnd = useRef(props.onEnd);
     onEnd.current = props.onEnd;
+    // The log follows its last line, unless the reader has scrolled up to read an earlier one.
+    const follow = useFollowScroll<HTMLOListElement>([lines]);
 
     useEffect(() => {
         setLines([]);
@@ -46,7 +49,8 @@ export function RunLog(props: RunLogProps) {
                 {run ? <Badge state={run.state} /> : <Spinner inline label="running…" />}
             </p>
             <div role="log" aria-label={`Lines of run ${props.runId}`}>
-                <ol class="run-log-lines">
+                {/* Focusable, so that a keyboard can scroll a long log (it scrolls within its box). */}
+                <ol class="run-log-lines" tabIndex={0} ref={follow.ref} onScroll={follow.onScroll}>
                     {lines.map((line) => (
                         <li key={line.seq} class={`run-line run-line-${line.level}`}>
                             <span class="run-line-step">{line.step}</span> <span class="run-line-text">{line.text}</span>

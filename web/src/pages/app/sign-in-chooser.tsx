@@ -7,7 +7,8 @@ import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { AdminUserField } from './admin-user.tsx';
-import type { App, EvidenceSource, MethodOption } from './types.ts';
+import type { App, EvidenceSource, MethodOption, RecipeChanges } from './types.ts';
+import { methodWords } from '../../words.ts';
 
 /** What the person chose: the draft's `account` and the fields its method needs. */
 export interface MethodChoice {
@@ -81,6 +82,107 @@ function Sources(props: { sources: EvidenceSource[] }) {
     );
 }
 
+/** What choosing this option's recipe would write into the app, for review: a saved recipe carries another app's choices. */
+function RecipeReview(props: { changes: RecipeChanges }) {
+    const { changes } = props;
+    const env = Object.entries(changes.env);
+    return (
+        <details class="recipe-review" open={changes.problems.length > 0}>
+            <summary>What the recipe {changes.title} changes</summary>
+            <p class="method-note">From {changes.from}.</p>
+            {changes.problems.length > 0 ? (
+                <ul class="recipe-problems" role="alert">
+                    {changes.problems.map((problem) => (
+                        <li key={problem}>Cannot be applied: {problem}</li>
+                    ))}
+                </ul>
+            ) : null}
+            <dl class="recipe-changes">
+                {changes.login ? (
+                    <>
+                        <dt>Signs in through</dt>
+                        <dd>
+                            {changes.login.adapter === 'form' ? 'the login form' : changes.login.adapter}
+                            {changes.login.path ? (
+                                <>
+                                    {' '}
+                                    at <code>{changes.login.path}</code>
+                                </>
+                            ) : null}
+                        </dd>
+                    </>
+                ) : null}
+                {changes.samlAcs ? (
+                    <>
+                        <dt>Opens without the provider's check</dt>
+                        <dd>
+                            <code>{changes.samlAcs}</code> (the SAML answer's address)
+                        </dd>
+                    </>
+                ) : null}
+                {changes.redirect ? (
+                    <>
+                        <dt>Sign-in answers go to</dt>
+                        <dd>
+                            <code>{changes.redirect}</code>
+                        </dd>
+                    </>
+                ) : null}
+                {env.length > 0 ? (
+                    <>
+                        <dt>Sets in the app's settings</dt>
+                        <dd>
+                            <ul>
+                                {env.map(([name, value]) => (
+                                    <li key={name}>
+                                        <code>{name}</code> = <code>{value}</code>
+                                    </li>
+                                ))}
+                            </ul>
+                        </dd>
+                    </>
+                ) : null}
+                {changes.remove.length > 0 ? (
+                    <>
+                        <dt>Takes out of the app's settings</dt>
+                        <dd>
+                            {changes.remove.map((name) => (
+                                <code key={name}>{name} </code>
+                            ))}
+                        </dd>
+                    </>
+                ) : null}
+                {changes.init.length > 0 ? (
+                    <>
+                        <dt>Runs once inside the app</dt>
+                        <dd>
+                            <ul>
+                                {changes.init.map((command) => (
+                                    <li key={command}>
+                                        <code>{command}</code>
+                                    </li>
+                                ))}
+                            </ul>
+                        </dd>
+                    </>
+                ) : null}
+                {changes.steps.length > 0 ? (
+                    <>
+                        <dt>Asks you to do once in the app</dt>
+                        <dd>
+                            <ol>
+                                {changes.steps.map((step) => (
+                                    <li key={step}>{step}</li>
+                                ))}
+                            </ol>
+                        </dd>
+                    </>
+                ) : null}
+            </dl>
+        </details>
+    );
+}
+
 function OptionRow(props: { option: MethodOption; name: string; checked: boolean; disabled: boolean; onPick: () => void }) {
     const id = `${props.name}-${props.option.method}`;
     const { option } = props;
@@ -88,7 +190,7 @@ function OptionRow(props: { option: MethodOption; name: string; checked: boolean
         <li class={props.checked ? 'method method-chosen' : 'method'} data-method={option.method}>
             <input id={id} type="radio" name={props.name} checked={props.checked} disabled={props.disabled} onChange={props.onPick} />{' '}
             <label for={id}>
-                <strong>{option.title}</strong> <code>{option.method}</code>
+                <strong>{option.title}</strong>
             </label>{' '}
             {option.level ? <Badge level={option.level as BadgeLevel} /> : null}
             {option.recommended ? <Badge tone="good">recommended</Badge> : null}
@@ -99,6 +201,7 @@ function OptionRow(props: { option: MethodOption; name: string; checked: boolean
                 </p>
             ) : null}
             <Sources sources={option.sources} />
+            {option.applies ? <RecipeReview changes={option.applies} /> : null}
         </li>
     );
 }
@@ -161,7 +264,7 @@ function EvidenceList(props: { image: string }) {
             <ul class="method-list">
                 {evidence.map((item) => (
                     <li key={item.method} class="method">
-                        <code>{item.method}</code> <Badge level={item.level} />
+                        {methodWords(item.method)} <Badge level={item.level} />
                         {item.flags.paidOnly ? <Badge tone="warning">paid edition only</Badge> : null}
                         {item.flags.informationOnly ? <Badge tone="neutral">information only</Badge> : null}
                         {item.flags.unverified ? <Badge tone="warning">unverified</Badge> : null}
@@ -347,7 +450,7 @@ export function SignInChooser(props: SignInChooserProps) {
                     <ul>
                         {(props.app.identity?.information ?? []).map((item) => (
                             <li key={item.method}>
-                                <code>{item.method}</code>
+                                {methodWords(item.method)}
                                 <Sources sources={item.sources} />
                             </li>
                         ))}

@@ -65,7 +65,7 @@ function ProbeLine(props: { scheme: string; probe: Probe | null }) {
     }
 
     const { probe } = props;
-    const ok = probe.statusCode !== null && probe.statusCode < 500;
+    const { ok } = probe;
     return (
         <li data-probe={props.scheme}>
             <strong>{props.scheme}</strong>: <Badge tone={ok ? 'good' : 'bad'}>{probe.statusCode ?? 'no answer'}</Badge> in {probe.ms} ms

@@ -30,6 +30,23 @@ export type OptionSection = 'recommended' | 'evidence' | 'last-resort' | 'more' 
 
 export type MethodNeed = 'adminUser' | 'samlAcs' | 'sharedUser' | 'sharedPassword';
 
+/** What applying the app's recipe would change, shown for review before it is chosen. */
+export interface RecipeChanges {
+    recipe: string;
+    title: string;
+    /** Where the recipe comes from: a recipe file, or saved from which app, by whom and when. */
+    from: string;
+    login?: { adapter: string; path?: string };
+    samlAcs?: string;
+    redirect?: string;
+    env: Record<string, string>;
+    remove: string[];
+    steps: string[];
+    init: string[];
+    /** Why the recipe cannot be applied (paths that fail the checks); empty when it can. */
+    problems: string[];
+}
+
 export interface MethodOption {
     method: string;
     title: string;
@@ -40,6 +57,7 @@ export interface MethodOption {
     sources: EvidenceSource[];
     paidOnly: boolean;
     recommended: boolean;
+    applies?: RecipeChanges;
 }
 
 export interface SignInCheck {
@@ -76,7 +94,7 @@ export interface Draft {
     nginx: string;
     composeEditor?: 'model' | 'text';
     nginxEditor?: 'model' | 'text';
-    auth?: { groups?: AccessGroup[] };
+    auth?: { groups?: AccessGroup[]; access?: AppAccess['mode'] };
     account?: string;
     adminUser?: string;
     samlAcs?: string;
@@ -138,6 +156,8 @@ export interface Preview {
         site: { path: string; action: PlanAction };
         certificate: { domain: string; action: PlanAction };
         dns: { record: string; action: PlanAction };
+        /** What the deploy makes or updates at the identity provider; empty when none is connected. */
+        access: Array<{ name: string; detail: string; action: PlanAction }>;
     };
     files: AppFile[];
     lint: Finding[];
@@ -183,6 +203,17 @@ export interface Probe {
     location: string | null;
     ms: number;
     error: string | null;
+    /** The app serves (behind forward auth, its upstreams answered too). */
+    ok: boolean;
+}
+
+/** A line of the live logs (`GET /api/apps/{name}/logs/stream`). */
+export interface FollowedLine {
+    service: string;
+    container: string;
+    stream: 'stdout' | 'stderr';
+    time: string | null;
+    text: string;
 }
 
 export interface CertificateInfo {
@@ -202,13 +233,6 @@ export interface AppStatus {
     probe: { http: Probe; https: Probe | null };
     certificate: CertificateInfo | null;
     certificateError: string | null;
-}
-
-export interface ContainerLogs {
-    service: string;
-    container: string;
-    lines: Array<{ stream: 'stdout' | 'stderr'; time: string | null; text: string }>;
-    error: string | null;
 }
 
 export interface DirectoryUser {

@@ -2,12 +2,13 @@ import { useState } from 'preact/hooks';
 
 import { canEdit, useApi, useSession } from '../../api.ts';
 import { Badge } from '../../components/Badge.tsx';
+import { Button } from '../../components/Button.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { usePageTitle } from '../../layout/page-title.ts';
 import { Link, navigate, useLocation } from '../../router.tsx';
 
-/** GET /api/apps, as far as the list reads it. */
+/** GET /api/apps (one page of app summaries), as far as the list reads it. */
 export interface AppSummary {
     name: string;
     title: string;
@@ -18,11 +19,20 @@ export interface AppSummary {
     tag: string;
 }
 
-function matches(app: AppSummary, query: string, state: string): boolean {
-    const text = query.trim().toLowerCase();
-    const textMatches =
-        text === '' || [app.name, app.title, app.domain, app.image ?? ''].some((value) => value.toLowerCase().includes(text));
-    return textMatches && (state === '' || app.state === state);
+/** The most the API gives in one page. */
+const PAGE_SIZE = 50;
+
+function listUrl(query: string, state: string, page: number): string {
+    const params = new URLSearchParams({ limit: String(PAGE_SIZE), page: String(page) });
+    if (query.trim() !== '') {
+        params.set('q', query.trim());
+    }
+
+    if (state !== '') {
+        params.set('state', state);
+    }
+
+    return `/api/apps?${params.toString()}`;
 }
 
 function stateFilterUrl(state: string): string {
@@ -95,16 +105,44 @@ function AppsTable(props: { apps: AppSummary[] }) {
     );
 }
 
+function Pager(props: { page: number; pages: number; loading: boolean; onPage: (page: number) => void }) {
+    if (props.pages <= 1) {
+        return null;
+    }
+
+    return (
+        <nav class="pager" aria-label="Apps pages">
+            <Button disabled={props.page <= 1 || props.loading} onClick={() => props.onPage(props.page - 1)}>
+                Previous
+            </Button>
+            <span aria-live="polite">
+                Page {props.page} of {props.pages}
+            </span>
+            <Button disabled={props.page >= props.pages || props.loading} onClick={() => props.onPage(props.page + 1)}>
+                Next
+            </Button>
+        </nav>
+    );
+}
+
 export function AppsPage() {
     usePageTitle('Apps');
     const { user } = useSession();
     const location = useLocation();
     const state = location.search.get('state') ?? '';
     const [query, setQuery] = useState('');
-    const { data, error, loading } = useApi<{ apps: AppSummary[] }>('/api/apps');
+    // The page asked for, with the filters it was asked under: new filters start again from the first page.
+    const [paging, setPaging] = useState({ filters: '', page: 1 });
+    const filterKey = JSON.stringify([query.trim(), state]);
+    const page = paging.filters === filterKey ? paging.page : 1;
+    const setPage = (next: number) => setPaging({ filters: filterKey, page: next });
+    // The filtering and paging are the server's; the dashboard's counts give every app's number and the states.
+    const { data, error, loading } = useApi<{ apps: AppSummary[]; total: number }>(listUrl(query, state, page));
+    const counts = useApi<{ apps: { total: number; byState: Record<string, number> } }>('/api/dashboard');
     const apps = data?.apps ?? [];
-    const states = [...new Set(apps.map((app) => app.state))].sort();
-    const shown = apps.filter((app) => matches(app, query, state));
+    const everyApp = counts.data?.apps.total ?? data?.total ?? 0;
+    const states = Object.keys(counts.data?.apps.byState ?? {}).sort();
+    const filtered = query.trim() !== '' || state !== '';
 
     return (
         <div class="apps-page">
@@ -118,16 +156,17 @@ export function AppsPage() {
             </div>
             <ErrorText error={error} />
             {loading && !data ? <Spinner /> : null}
-            {data && apps.length === 0 ? (
+            {data && !filtered && data.total === 0 ? (
                 <p class="empty">{canEdit(user?.role) ? 'No apps yet. Start with “New app”.' : 'No apps yet.'}</p>
             ) : null}
-            {apps.length > 0 ? (
+            {data && (filtered || data.total > 0) ? (
                 <>
                     <Filters states={states} state={state} query={query} onQuery={setQuery} />
                     <p class="muted" role="status">
-                        {shown.length === apps.length ? `${apps.length} apps` : `${shown.length} of ${apps.length} apps`}
+                        {filtered ? `${data.total} of ${everyApp} apps` : `${data.total} apps`}
                     </p>
-                    {shown.length > 0 ? <AppsTable apps={shown} /> : <p class="empty">No app matches.</p>}
+                    {apps.length > 0 ? <AppsTable apps={apps} /> : <p class="empty">No app matches.</p>}
+                    <Pager page={page} pages={Math.ceil(data.total / PAGE_SIZE)} loading={loading} onPage={setPage} />
                 </>
             ) : null}
         </div>

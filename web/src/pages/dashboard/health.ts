@@ -1,4 +1,4 @@
-import type { SystemInfo } from './types.ts';
+import type { NginxStatus, SystemInfo } from './types.ts';
 
 export type HealthLevel = 'ok' | 'off' | 'problem';
 
@@ -25,8 +25,35 @@ function checked(configured: boolean, reachable: boolean | null | undefined): He
     return reachable === false ? 'problem' : 'ok';
 }
 
+/**
+ * The managed nginx works when its configuration passes the test, includes the folder of the apps' sites (a
+ * system nginx often does not), and an nginx runs with it.
+ */
+function nginxTile(nginx: NginxStatus): HealthTile {
+    const tile = { id: 'nginx', name: 'nginx' };
+    if (!nginx.configTest.ok) {
+        return { ...tile, level: 'problem', status: 'Configuration test fails', detail: nginx.configTest.output.slice(0, 300) };
+    }
+
+    const configuration = nginx.confPath ?? "nginx's default configuration";
+    if (!nginx.includesSites) {
+        return {
+            ...tile,
+            level: 'problem',
+            status: "Does not include the apps' sites",
+            detail: `${configuration} does not include ${nginx.sitesDir}`,
+        };
+    }
+
+    if (!nginx.running) {
+        return { ...tile, level: 'problem', status: 'Not running', detail: `no nginx runs with ${configuration}` };
+    }
+
+    return { ...tile, level: 'ok', status: "Running with the apps' sites", detail: configuration };
+}
+
 /** One tile per integration the deploy manager drives, from GET /api/system. */
-export function healthTiles(system: SystemInfo): HealthTile[] {
+export function healthTiles(system: Pick<SystemInfo, 'integrations'>): HealthTile[] {
     const { docker, nginx, acme, registry, dns, identityProvider, oidcSignIn } = system.integrations;
     const idpLevel: HealthLevel = !identityProvider.configured ? 'off' : identityProvider.health.status === 'ok' ? 'ok' : 'problem';
     return [
@@ -37,13 +64,7 @@ export function healthTiles(system: SystemInfo): HealthTile[] {
             status: docker.reachable ? `Version ${docker.version ?? 'unknown'}` : 'Not reachable',
             detail: docker.error ?? '',
         },
-        {
-            id: 'nginx',
-            name: 'nginx',
-            level: nginx.configTest.ok ? 'ok' : 'problem',
-            status: nginx.configTest.ok ? 'Configuration test passes' : 'Configuration test fails',
-            detail: nginx.configTest.ok ? nginx.binary : nginx.configTest.output.slice(0, 300),
-        },
+        nginxTile(nginx),
         {
             id: 'acme',
             name: 'Certificates (ACME)',

@@ -21,11 +21,21 @@ interface Checked {
     error?: string | null;
 }
 
+/** nginx as GET /api/system reports it: its configuration test, and whether it serves the apps' sites. */
+export interface NginxStatus {
+    binary: string;
+    confPath: string | null;
+    configTest: { ok: boolean; output: string; checkedAt: string };
+    sitesDir: string;
+    includesSites: boolean;
+    running: boolean;
+}
+
 export interface SystemInfo {
     tools: Record<string, { found: boolean; version: string | null }>;
     integrations: {
         docker: { reachable: boolean; version: string | null; error: string | null };
-        nginx: { binary: string; confPath: string | null; configTest: { ok: boolean; output: string; checkedAt: string } };
+        nginx: NginxStatus;
         acme: Checked & { directoryUrl: string | null };
         registry: Checked & { url: string | null };
         dns: { configured: boolean; provider: string | null; server: string | null; zone: string | null };

@@ -9,13 +9,13 @@ import { ComposeEditor, type ComposeValue, composeText } from '../../editors/com
 import { Findings } from '../../editors/findings.tsx';
 import { NginxEditor, type SiteValue, siteText } from '../../editors/nginx-editor.tsx';
 import { Link } from '../../router.tsx';
-import { AccessGroups } from '../app/access-groups.tsx';
+import { GroupPicker, useAccessChoice } from '../app/access-groups.tsx';
 import { AdminUserField } from '../app/admin-user.tsx';
 import { RunLog } from '../app/run-log.tsx';
 import { choiceFromApp, choicePayload, EvidenceDetail, SignInChooser } from '../app/sign-in-chooser.tsx';
 import type { App, Preview, Run, RunStarted } from '../app/types.ts';
 import { PreviewView } from './preview-step.tsx';
-import { SecretsEditor, secretRows, secretsPayload } from './secrets-step.tsx';
+import { SecretsEditor, secretRows, secretsPayload } from '../app/secrets-editor.tsx';
 import { type StepId, stepAfter, stepBefore, stepTitle } from './steps.ts';
 
 type GoTo = (next: StepId, fields?: Record<string, unknown>) => Promise<void>;
@@ -25,9 +25,17 @@ function asApiError(error: unknown): ApiError {
 }
 
 /** Back and Next; Next saves the step's fields into the draft with the next step, and shows the API's error here. */
-function StepActions(props: { step: StepId; goTo: GoTo; fields?: () => Promise<Record<string, unknown>>; nextLabel?: string }) {
+function StepActions(props: {
+    step: StepId;
+    goTo: GoTo;
+    fields?: () => Promise<Record<string, unknown>>;
+    nextLabel?: string;
+    /** What the step's fields are now: an error said about earlier ones goes once they change. */
+    fieldsKey?: string;
+}) {
     const [busy, setBusy] = useState(false);
     const [error, setError] = useState<ApiError | undefined>(undefined);
+    useEffect(() => setError(undefined), [props.fieldsKey]);
     const next = stepAfter(props.step);
     const move = async (step: StepId, fields: () => Promise<Record<string, unknown>>) => {
         setBusy(true);
@@ -63,15 +71,68 @@ function SignInStep(props: { app: App; goTo: GoTo }) {
     );
 }
 
+type OpenAccess = 'public' | 'signed-in';
+
+const OPEN_ACCESS_TEXT: Record<OpenAccess, { consent: string; missing: string }> = {
+    public: {
+        consent:
+            'Deploy it public: no identity provider is connected, so anyone on the internet who reaches its domain gets in without signing in.',
+        missing: 'Tick the box to deploy the app public, or have an administrator connect an identity provider first.',
+    },
+    'signed-in': {
+        consent: 'Let every user of the identity provider in: no group is chosen, so anyone with an account there gets in.',
+        missing: 'Choose at least one group, or tick the box to let every user of the identity provider in.',
+    },
+};
+
+/** The access a deploy would give that lets in more than chosen groups: it must be said outright (the API refuses it otherwise). */
+function OpenAccessConsent(props: { open: OpenAccess; said: boolean; onChange: (said: boolean) => void }) {
+    return (
+        <p class="access-consent">
+            <input
+                id="access-consent"
+                type="checkbox"
+                checked={props.said}
+                onChange={(event) => props.onChange(event.currentTarget.checked)}
+            />{' '}
+            <label for="access-consent">{OPEN_ACCESS_TEXT[props.open].consent}</label>
+        </p>
+    );
+}
+
+/** "Save and continue" saves the ticked groups too (PUT access, before the draft's own fields), and the access said. */
 function AccessStep(props: { app: App; goTo: GoTo }) {
     const [adminUser, setAdminUser] = useState(props.app.draft.adminUser ?? '');
+    const choice = useAccessChoice(props.app, { suggest: true });
+    const [said, setSaid] = useState<OpenAccess | undefined>(() => {
+        const access = props.app.draft.auth?.access;
+        return access === 'public' || access === 'signed-in' ? access : undefined;
+    });
+    const noGroup = choice.directory.data !== undefined && choice.chosen.length === 0;
+    const open: OpenAccess | undefined = choice.directory.error ? 'public' : noGroup ? 'signed-in' : undefined;
+    const fields = async () => {
+        if (open && said !== open) {
+            throw new ApiError(422, OPEN_ACCESS_TEXT[open].missing);
+        }
+
+        if (choice.unsaved) {
+            await choice.save();
+        }
+
+        return { adminUser, auth: { access: open ?? 'groups' } };
+    };
     return (
         <>
             <h3>Who may reach the app</h3>
-            <AccessGroups app={props.app} />
+            <div class="access-groups">
+                <GroupPicker app={props.app} choice={choice} />
+                {open ? (
+                    <OpenAccessConsent open={open} said={said === open} onChange={(ticked) => setSaid(ticked ? open : undefined)} />
+                ) : null}
+            </div>
             <h3>Admin account</h3>
             <AdminUserField value={adminUser} onChange={setAdminUser} />
-            <StepActions step="access" goTo={props.goTo} fields={async () => ({ adminUser })} />
+            <StepActions step="access" goTo={props.goTo} fields={fields} fieldsKey={`${choice.chosen.join(',')} ${said ?? ''}`} />
         </>
     );
 }
@@ -188,13 +249,15 @@ function DeployStep(props: { app: App; goTo: GoTo; acceptRisks: boolean; onAccep
             {risks.length > 0 ? (
                 <Findings subject="The draft" findings={risks} accepted={props.acceptRisks} onAcceptedChange={props.onAcceptRisks} />
             ) : null}
-            <div class="wizard-actions">
-                <Button onClick={() => props.goTo('preview').catch((failure: unknown) => setError(asApiError(failure)))}>Back</Button>
-                <Button variant="primary" busy={busy || running} onClick={() => void deploy()}>
-                    {ended && ended.state !== 'succeeded' ? 'Deploy again' : 'Deploy'}
-                </Button>
-                <ErrorText error={error} />
-            </div>
+            {ended?.state === 'succeeded' ? null : (
+                <div class="wizard-actions">
+                    <Button onClick={() => props.goTo('preview').catch((failure: unknown) => setError(asApiError(failure)))}>Back</Button>
+                    <Button variant="primary" busy={busy || running} onClick={() => void deploy()}>
+                        {ended ? 'Deploy again' : 'Deploy'}
+                    </Button>
+                    <ErrorText error={error} />
+                </div>
+            )}
             {runId !== undefined ? (
                 <RunLog
                     runId={runId}
@@ -207,8 +270,11 @@ function DeployStep(props: { app: App; goTo: GoTo; acceptRisks: boolean; onAccep
             ) : null}
             {ended?.state === 'succeeded' ? (
                 <p role="status" class="deploy-done">
-                    {props.app.title || props.app.name} is deployed.{' '}
-                    <Link href={`/apps/${encodeURIComponent(props.app.name)}`}>Open its page</Link>.
+                    {props.app.title || props.app.name} is deployed: visit it at{' '}
+                    <a href={props.app.url} target="_blank" rel="noopener noreferrer">
+                        {props.app.url}
+                    </a>
+                    , or <Link href={`/apps/${encodeURIComponent(props.app.name)}`}>open its page</Link>.
                 </p>
             ) : null}
         </>

@@ -6,6 +6,7 @@ import { Button } from '../../components/Button.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
+import { methodWords } from '../../words.ts';
 
 /** What the app is made from: an image and its tag, or a catalog template. */
 export interface ImageChoice {
@@ -138,7 +139,7 @@ function CatalogList(props: { chosen: string; onPick: (entry: CatalogEntry) => v
                     <li key={entry.id} class={props.chosen === entry.id ? 'catalog-entry catalog-chosen' : 'catalog-entry'}>
                         <p>
                             <strong>{entry.title}</strong> {entry.image ? <code>{entry.image}</code> : null}{' '}
-                            {entry.method ? <code>{entry.method}</code> : null}{' '}
+                            {entry.method ? <span class="catalog-method">{methodWords(entry.method)}</span> : null}{' '}
                             {entry.level ? <Badge level={entry.level as BadgeLevel} /> : null}
                         </p>
                         {entry.description ? <p class="catalog-description">{entry.description}</p> : null}

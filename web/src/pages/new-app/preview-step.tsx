@@ -80,6 +80,14 @@ export function PreviewView(props: PreviewViewProps) {
                     { what: plan.dns.record, detail: 'DNS record', action: plan.dns.action },
                 ]}
             />
+            {plan.access.length > 0 ? (
+                <PlanTable
+                    caption="At the identity provider"
+                    rows={plan.access.map((object) => ({ what: object.name, detail: object.detail, action: object.action }))}
+                />
+            ) : (
+                <p class="field-hint">No identity provider is connected: nothing is made there, and the app is public.</p>
+            )}
             <h3>Lint</h3>
             <Findings subject="The draft" findings={lint} accepted={props.accepted} onAcceptedChange={props.onAcceptedChange} />
             <h3>Availability</h3>

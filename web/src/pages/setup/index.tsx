@@ -12,6 +12,8 @@ import { navigate } from '../../router.tsx';
 export interface SetupStatus {
     needsSetup: boolean;
     oidcEnabled: boolean;
+    /** Where the setup token waits, while setup is needed. */
+    tokenFile?: string;
 }
 
 const MIN_PASSWORD_LENGTH = 10;
@@ -76,7 +78,7 @@ function checkForm(form: SetupForm): Partial<Record<FieldName, string>> {
     return problems;
 }
 
-/** First run: the setup token from the server's log (or DATA_DIR/setup-token) creates the first administrator. */
+/** First run: the setup token from the server's log (or the file the page names) creates the first administrator. */
 export function SetupPage() {
     usePageTitle('Set up Gatehouse');
     const status = useApi<SetupStatus>('/api/setup/status');
@@ -140,7 +142,7 @@ export function SetupPage() {
             <ErrorText error={status.error} />
             <p>
                 Create the first administrator. The setup token was printed in the server's log at its first start and written to{' '}
-                <code>DATA_DIR/setup-token</code>.
+                <code>{status.data?.tokenFile ?? 'DATA_DIR/setup-token'}</code>.
             </p>
             <form class="form" onSubmit={(event) => void submit(event)} noValidate>
                 <Field

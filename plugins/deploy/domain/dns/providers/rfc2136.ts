@@ -80,16 +80,24 @@ export class Rfc2136Provider implements DnsProvider {
 
     constructor(private readonly settings: Rfc2136Settings) {}
 
-    async setAddress(fqdn: string, address: string, ttl: number): Promise<void> {
+    async setAddress(fqdn: string, address: string | readonly string[], ttl: number): Promise<void> {
         const name = this.nameInZone(fqdn);
-        if (!Net.isIP(address)) {
-            throw new Error(`"${address}" is not an IPv4 or IPv6 address`);
+        const addresses = typeof address === 'string' ? [address] : address;
+        if (addresses.length === 0) {
+            throw new Error(`no address to point ${fqdn} at`);
+        }
+        const notAddress = addresses.find((candidate) => !Net.isIP(candidate));
+        if (notAddress !== undefined) {
+            throw new Error(`"${notAddress}" is not an IPv4 or IPv6 address`);
         }
         if (!Number.isInteger(ttl) || ttl < 0 || ttl > 0x7fffffff) {
             throw new Error(`${ttl} is not a DNS TTL`);
         }
-        const type = Net.isIPv4(address) ? RECORD_TYPE.A : RECORD_TYPE.AAAA;
-        await this.update(name, [...deleteAddresses(name), { name, type, class: RECORD_CLASS.IN, ttl, data: encodeAddress(address) }]);
+        const records = addresses.map((one) => {
+            const type = Net.isIPv4(one) ? RECORD_TYPE.A : RECORD_TYPE.AAAA;
+            return { name, type, class: RECORD_CLASS.IN, ttl, data: encodeAddress(one) };
+        });
+        await this.update(name, [...deleteAddresses(name), ...records]);
     }
 
     async removeAddress(fqdn: string): Promise<void> {

@@ -1,3 +1,4 @@
+// needs: docker
 import Crypto, { X509Certificate } from 'node:crypto';
 import Fs from 'node:fs';
 import Http from 'node:http';

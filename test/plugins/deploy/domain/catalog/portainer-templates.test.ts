@@ -197,6 +197,19 @@ describe('catalog: legacy Portainer template arrays', () => {
 });
 
 describe('catalog: Portainer template fields read leniently', () => {
+    it('skips a container template whose image is no Docker reference (a tag with a line break, spaces, upper case)', () => {
+        const list = [
+            { type: 1, title: 'Split tag', image: 'example/split:1\n    privileged: true' },
+            { type: 1, title: 'Spaced', image: 'example/app name' },
+            { type: 1, title: 'Upper', image: 'Example/App:1' },
+            { type: 1, title: 'Registry', image: 'app:1.2', registry: 'quay.io' },
+        ];
+        const { templates, skipped } = parsePortainerTemplates(JSON.stringify(list), 'images');
+        expect(templates.map((template) => template.image)).to.equal(['quay.io/app:1.2']);
+        expect(skipped.map((entry) => entry.index)).to.equal([0, 1, 2]);
+        expect(skipped[0]?.reason).to.contain('is not an image reference: the tag');
+    });
+
     it('matches field names without regard to case, as Portainer does (Id, Title, stackFile)', () => {
         const { templates } = parsePortainerTemplates(
             JSON.stringify({

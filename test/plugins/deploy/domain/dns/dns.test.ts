@@ -161,6 +161,18 @@ describe('DNS providers: rfc2136 against a real BIND', needsBind, () => {
         await provider.removeAddress('never-there.apps.test');
     });
 
+    it('puts back several addresses at once (what a lookup answered before a change), and refuses an empty list', async () => {
+        const name = 'several.apps.test';
+        await provider.setAddress(name, ['192.0.2.11', '192.0.2.12', '2001:db8::12'], 120);
+        expect((await provider.lookupAddress(name)).sort()).to.equal(['192.0.2.11', '192.0.2.12', '2001:db8::12']);
+        await provider.setAddress(name, '192.0.2.13', 120);
+        expect(await provider.lookupAddress(name)).to.equal(['192.0.2.13']);
+        await expect(provider.setAddress(name, [], 120)).to.reject(Error, 'no address to point several.apps.test at');
+        await expect(provider.setAddress(name, ['192.0.2.14', 'nope'], 120)).to.reject(Error, /"nope" is not an IPv4 or IPv6 address/);
+        expect(await provider.lookupAddress(name)).to.equal(['192.0.2.13']);
+        await provider.removeAddress(name);
+    });
+
     it('uses the record TTL it is given', async () => {
         const name = 'ttl.apps.test';
         await provider.setAddress(name, '192.0.2.30', 42);

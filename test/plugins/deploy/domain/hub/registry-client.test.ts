@@ -1,6 +1,3 @@
-import Http from 'node:http';
-import type Net from 'node:net';
-
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
@@ -10,7 +7,8 @@ import { parsePullCount } from '../../../../../plugins/deploy/domain/hub/docker-
 import { HubService, LIST_TTL_MS } from '../../../../../plugins/deploy/domain/hub/hub-service.ts';
 import { choosePlatform, type PlatformEntry, summarizeConfig } from '../../../../../plugins/deploy/domain/hub/image-manifest.ts';
 import { parseChallenge, RegistryClient, RoundTrips, sha256Digest } from '../../../../../plugins/deploy/domain/hub/registry-client.ts';
-import { retryAfterSeconds, UpstreamFailure } from '../../../../../plugins/deploy/domain/hub/upstream.ts';
+import { retryAfterSeconds, Upstream, UpstreamFailure } from '../../../../../plugins/deploy/domain/hub/upstream.ts';
+import { type FakeUpstream, json, startFakeUpstream } from '../../../../support/fake-upstream.ts';
 import {
     type LocalRegistry,
     pushMultiPlatformImage,
@@ -24,31 +22,8 @@ export const lab = Lab.script();
 const { describe, it, before, after, beforeEach } = lab;
 const { expect } = Code;
 
-type Handler = (request: Http.IncomingMessage, response: Http.ServerResponse, url: URL) => void;
-
-/** A registry that answers whatever the test says, on 127.0.0.1, counting requests. */
-async function fakeRegistry() {
-    let handle: Handler = (_request, response) => response.writeHead(404).end();
-    let count = 0;
-    const server = Http.createServer((request, response) => {
-        count += 1;
-        handle(request, response, new URL(request.url ?? '/', 'http://127.0.0.1'));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const host = `127.0.0.1:${(server.address() as Net.AddressInfo).port}`;
-    return {
-        host,
-        image: (repository: string) => ({ registry: host, repository }),
-        count: () => count,
-        answer(handler: Handler) {
-            handle = handler;
-        },
-        stop: () => new Promise((resolve) => server.close(resolve)),
-    };
-}
-
-const json = (response: Http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
-    response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+/** These tests are about what the client does with answers, not about where it may go. */
+const anywhere = new Upstream(() => true);
 
 describe('hub: small parts', () => {
     it('reads WWW-Authenticate challenges', () => {
@@ -176,11 +151,11 @@ describe('hub: small parts', () => {
 });
 
 describe('hub: the registry client against a registry that misbehaves', () => {
-    let fake: Awaited<ReturnType<typeof fakeRegistry>>;
+    let fake: FakeUpstream;
     let client: RegistryClient;
 
     before(async () => {
-        fake = await fakeRegistry();
+        fake = await startFakeUpstream();
     });
 
     after(async () => {
@@ -188,7 +163,7 @@ describe('hub: the registry client against a registry that misbehaves', () => {
     });
 
     beforeEach(() => {
-        client = new RegistryClient();
+        client = new RegistryClient({ upstream: anywhere });
     });
 
     it('follows relative Link headers for tag pages, and no Link to another host', async () => {
@@ -212,9 +187,9 @@ describe('hub: the registry client against a registry that misbehaves', () => {
         );
         const error = await expect(client.manifest(fake.image('x'), 'latest', new RoundTrips())).to.reject(TooManyRequestsError);
         expect(error.retryAfterSeconds).to.equal(7);
-        const asked = fake.count();
+        const asked = fake.requests.length;
         await expect(client.manifest(fake.image('y'), 'latest', new RoundTrips())).to.reject(TooManyRequestsError);
-        expect(fake.count()).to.equal(asked);
+        expect(fake.requests.length).to.equal(asked);
     });
 
     it('calls an outage, a broken answer and bytes that do not match their digest upstream failures', async () => {
@@ -282,7 +257,10 @@ describe('hub: the registry client against a registry that misbehaves', () => {
         await expect(client.manifest(fake.image('y'), 'latest', new RoundTrips())).to.reject(NotFoundError, /no access/);
 
         fake.answer((_request, response) => json(response, 401, {}, { 'www-authenticate': 'Bearer realm="ftp://elsewhere/token"' }));
-        await expect(new RegistryClient().manifest(fake.image('z'), 'latest', new RoundTrips())).to.reject(UpstreamFailure, /not HTTPS/);
+        await expect(new RegistryClient({ upstream: anywhere }).manifest(fake.image('z'), 'latest', new RoundTrips())).to.reject(
+            UpstreamFailure,
+            /not HTTPS/,
+        );
     });
 });
 
@@ -300,6 +278,7 @@ describe('hub: Docker Hub’s registry flow, against a local registry standing i
         const realm = registry.token?.realm ?? '';
         service = new HubService({
             hubUrl: 'http://127.0.0.1:1',
+            upstream: anywhere,
             now: () => clock,
             registry: {
                 // As for docker.io: the challenge is known beforehand and manifest GETs count as pulls.

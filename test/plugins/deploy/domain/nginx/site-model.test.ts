@@ -18,6 +18,7 @@ import {
     checkSite,
     checkSiteText,
     defaultSite,
+    loopbackUpstreams,
     normalizeSite,
     parseSite,
     renderSite,
@@ -25,7 +26,16 @@ import {
     type SiteSpec,
     validateSiteText,
 } from '../../../../../plugins/deploy/domain/nginx/site-model.ts';
-import { ConfTooDeepError, MAX_BLOCK_DEPTH, readConf } from '../../../../../plugins/deploy/domain/nginx/syntax.ts';
+import { eachDirective } from '../../../../../plugins/deploy/domain/nginx/site-access.ts';
+import type { LocationSpec } from '../../../../../plugins/deploy/domain/nginx/site-types.ts';
+import {
+    argumentValues,
+    type ConfDirective,
+    ConfTooDeepError,
+    MAX_BLOCK_DEPTH,
+    readConf,
+} from '../../../../../plugins/deploy/domain/nginx/syntax.ts';
+import { HEADER_MAP } from '../../../../../plugins/sso/header.ts';
 import { temporaryDirectory } from '../../../../helpers/server.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
 import { ensureNginx } from '../../../../support/nginx.ts';
@@ -77,7 +87,79 @@ const MODELS: Record<string, SiteSpec> = {
             identityHeaders: { 'Remote-User': 'X-authentik-username', 'Remote-Email': 'X-authentik-email', 'X-idp-uid': 'X-authentik-uid' },
         },
     },
+    'a SAML app: the ACS alone open, a service path, the username from the proxy': {
+        serverNames: ['archive.example.com'],
+        http: { port: 80 },
+        https: { port: 443, certificate: '/etc/ssl/archive/cert.pem', certificateKey: '/etc/ssl/archive/key.pem' },
+        locations: [
+            { path: '/', proxyPass: 'http://127.0.0.1:3000', websocket: true, auth: true },
+            {
+                path: '/__svc/autologin',
+                proxyPass: 'http://127.0.0.1:8000/api/autologin/archive',
+                headers: { 'X-Gatehouse-Autologin-Token': 'token' },
+                auth: true,
+            },
+            { path: '/mellon/postResponse', exact: true, proxyPass: 'http://127.0.0.1:3000/mellon/postResponse' },
+        ],
+        forwardAuth: { outpostUrl: 'http://127.0.0.1:9000', identityHeaders: HEADER_MAP },
+    },
+    'an open location beside a guarded one': {
+        serverNames: ['docs.example.com'],
+        http: { port: 80 },
+        locations: [
+            { path: '/', proxyPass: 'http://127.0.0.1:3000', auth: true },
+            { path: '/public/', proxyPass: 'http://127.0.0.1:3000/public/' },
+        ],
+        forwardAuth: { outpostUrl: 'http://127.0.0.1:9000' },
+    },
 };
+
+/** Headers apps take as the visitor's identity (issue 27): no visitor's copy may reach any upstream. */
+const VISITOR_IDENTITY_HEADERS = [
+    'Remote-User',
+    'Remote-Email',
+    'Remote-Name',
+    'X-idp-username',
+    'X-idp-email',
+    'X-idp-name',
+    'X-authentik-username',
+    'X-authentik-groups',
+    'X-authentik-email',
+    'X-authentik-name',
+    'X-authentik-uid',
+    'X-authentik-jwt',
+    'X-Forwarded-User',
+    'X-Remote-User',
+    'X-WEBAUTH-USER',
+    'X-Forwarded-Email',
+    'X-Forwarded-Preferred-Username',
+];
+
+/** Each location of the text that passes requests on, with the identity headers it lets a visitor's copy through. */
+function identityLeaks(text: string): Array<{ location: string; leaks: string[] }> {
+    const locations: ConfDirective[] = [];
+    eachDirective(readConf(text).directives, (directive) => {
+        if (directive.name === 'location' && (directive.block ?? []).some((inner) => inner.name === 'proxy_pass')) {
+            locations.push(directive);
+        }
+    });
+    return locations.map((location) => {
+        const block = location.block ?? [];
+        const answers = new Set(
+            block.filter((directive) => directive.name === 'auth_request_set').map((directive) => argumentValues(directive)[0]),
+        );
+        const set = new Map(
+            block
+                .filter((directive) => directive.name === 'proxy_set_header')
+                .map((directive) => [argumentValues(directive)[0]?.toLowerCase(), argumentValues(directive)[1] ?? ''] as const),
+        );
+        const leaks = VISITOR_IDENTITY_HEADERS.filter((header) => {
+            const value = set.get(header.toLowerCase());
+            return value === undefined || (value !== '' && !answers.has(value));
+        });
+        return { location: argumentValues(location).join(' '), leaks };
+    });
+}
 
 function refusal(spec: SiteSpec): string {
     try {
@@ -152,6 +234,27 @@ describe('nginx site model: render and parse', () => {
             expect(renderSite(parsed.spec)).to.equal(text);
         });
     }
+
+    it('clears every identity header in every location that proxies, unless forward auth answers it there', () => {
+        for (const [name, model] of Object.entries(MODELS)) {
+            const leaks = identityLeaks(renderSite(model));
+            expect(leaks.length, name).to.be.above(0);
+            expect(leaks, name).to.equal(leaks.map(({ location }) => ({ location, leaks: [] })));
+        }
+    });
+
+    it('serves the ACS as an exact-match location, read back as one', () => {
+        const model = MODELS['a SAML app: the ACS alone open, a service path, the username from the proxy'] as SiteSpec;
+        const text = renderSite(model);
+        expect(text).to.contain('location = /mellon/postResponse {');
+        expect(text).to.not.contain('location /mellon/postResponse');
+        const acs = parseSite(text).spec.locations.find((location) => location.path === '/mellon/postResponse');
+        expect(acs).to.equal({ path: '/mellon/postResponse', exact: true, proxyPass: 'http://127.0.0.1:3000/mellon/postResponse' });
+        const both = { ...model, locations: [...model.locations, { path: '/mellon/postResponse', proxyPass: 'http://127.0.0.1:3000' }] };
+        expect(checkSite(both).filter((finding) => finding.level === 'error')).to.equal([]);
+        const twice = { ...model, locations: [...model.locations, model.locations[2] as LocationSpec] };
+        expect(refusal(twice)).to.equal('locations[3].path: duplicate location = /mellon/postResponse');
+    });
 
     it('renders the ACME location, the redirect, certificates, proxy headers, WebSocket upgrade and body size', () => {
         const text = renderSite(MODELS['several locations, ports and headers'] as SiteSpec);
@@ -617,5 +720,26 @@ describe('nginx site model: what nginx -t may touch and say', () => {
         const counts = Fs.readFileSync(Path.join(dir, 'counts'), 'utf8').trim().split('\n').map(Number);
         expect(counts).to.have.length(MAX_RUNNING_TESTS + MAX_WAITING_TESTS);
         expect(Math.max(...counts)).to.be.at.most(MAX_RUNNING_TESTS);
+    });
+});
+
+describe('nginx sites: the upstreams Gatehouse asks directly', () => {
+    it('are the loopback ones only, whatever else a hand-written site proxies to', () => {
+        const location = (path: string, target: string) => `    location ${path} {\n        proxy_pass ${target};\n    }`;
+        const site = [
+            'server {',
+            '    listen 80;',
+            '    server_name notes.apps.test;',
+            location('/', 'http://127.0.0.1:8080'),
+            location('/v6', 'http://[::1]:9000'),
+            location('/metadata', 'http://169.254.169.254'),
+            location('/lan', 'http://10.0.0.5:80'),
+            location('/named', 'http://127.0.0.1.nip.example:8080'),
+            '}',
+            '',
+        ].join('\n');
+        expect(loopbackUpstreams(site)).to.equal(['http://127.0.0.1:8080', 'http://[::1]:9000']);
+        expect(loopbackUpstreams(undefined)).to.equal([]);
+        expect(loopbackUpstreams('server {')).to.equal([]);
     });
 });

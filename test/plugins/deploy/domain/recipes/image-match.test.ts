@@ -62,6 +62,10 @@ describe('deploy manager: which recipe applies to an image', () => {
             ['quay.io/someone/grafana', 'grafana', 'name'],
             ['grafana/grafana-oss:11', 'grafana', 'alias'],
             ['ghcr.io/dani-garcia/vaultwarden:1.30', 'vaultwarden', 'alias'],
+            // The same name (`server`) in another namespace is another project: the name alone is not enough.
+            ['bitwarden/server', null, null],
+            ['ghcr.io/vaultwarden/server', 'vaultwarden', 'name'],
+            ['someone/vaultwarden', 'vaultwarden', 'name'],
             // Two recipes have a `wiki`: no match.
             ['ghcr.io/third/wiki', null, null],
             ['example/wiki', 'wiki-a', 'exact'],

@@ -1,9 +1,12 @@
+// needs: docker, chromium
+import Crypto from 'node:crypto';
+
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
-import { freePort } from '../../../../helpers/server.ts';
+import { appHostPorts } from '../../../../helpers/server.ts';
 import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../support/authentik/index.ts';
 import { launchChromium } from '../../../../support/chromium.ts';
 import { buildTestImage, removeProjects } from '../../../../support/images.ts';
@@ -16,7 +19,14 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APPS = ['journal', 'board', 'ghost'];
+/** A name of its own on the shared Docker engine, for the test of a draft's groups. */
+const LEDGER = `ledger-${Crypto.randomBytes(3).toString('hex')}`;
+const REFUSED = `refused-${Crypto.randomBytes(3).toString('hex')}`;
+const APPS = ['journal', 'board', 'ghost', LEDGER, REFUSED];
+
+interface AccessBody {
+    app: { draft: { adminUser?: string; auth?: unknown }; access: { groups: unknown[]; mode: string } };
+}
 
 /** Prints who nginx says the visitor is, and what a visitor-sent identity header became. */
 const WHO_SCRIPT = [
@@ -86,7 +96,7 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         authentik.addUser({ username: 'operator', password: 'operator-password', isSuperuser: true });
         adminToken = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
         const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
-        server = await deployTestServer({ ...withoutAcme, BASE_DOMAIN, APPS_FIRST_HOST_PORT: String(await freePort()) });
+        server = await deployTestServer({ ...withoutAcme, BASE_DOMAIN, APPS_FIRST_HOST_PORT: String(await appHostPorts()) });
         admin = server.admin;
         for (const name of APPS) {
             await createApp(name, name === 'ghost' ? 1 : 0);
@@ -100,7 +110,15 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         services?.stop();
     });
 
-    it('without a connected provider, deploys the app as public and says so in the run', async () => {
+    it('without a connected provider, refuses the deploy until the draft says public, then deploys it as public and says so', async () => {
+        const refused = await admin.post('/api/apps/board/deploy', {});
+        expect(refused.status, refused.text).to.equal(422);
+        expect((refused.body as { error: string }).error).to.contain('no identity provider is connected');
+        expect((refused.body as { error: string }).error).to.contain('auth.access: public');
+        expect(await server.context.server.app.knex('dp_runs').where({ app_name: 'board' }).select('id')).to.equal([]);
+
+        const said = await admin.put('/api/apps/board/draft', { auth: { access: 'public' } });
+        expect(said.status, said.text).to.equal(200);
         const deployed = await run('post', '/api/apps/board/deploy', {});
         expect(deployed.state, JSON.stringify(deployed.lines)).to.equal('succeeded');
         expect(
@@ -142,6 +160,12 @@ describe('deploy manager: authentik in front of every app, for real through ngin
     });
 
     it('a re-deploy puts a public app behind the provider, and a second re-deploy changes nothing at the provider', async () => {
+        // Now that a provider is connected, no group lets every user in: the draft must say so.
+        const refused = await admin.post('/api/apps/board/deploy', {});
+        expect(refused.status, refused.text).to.equal(422);
+        expect((refused.body as { error: string }).error).to.contain('auth.access: signed-in');
+        const said = await admin.put('/api/apps/board/draft', { auth: { access: 'signed-in' } });
+        expect(said.status, said.text).to.equal(200);
         const first = await run('post', '/api/apps/board/deploy', {});
         expect(first.state, JSON.stringify(first.lines)).to.equal('succeeded');
         const board = providerNamed('dp-board');
@@ -230,7 +254,30 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         }
     });
 
+    it('a deploy whose outpost update authentik refuses is rolled back, leaving nothing of the app at the provider', async () => {
+        expect((await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken })).status).to.equal(200);
+        const access = await admin.put(`/api/apps/${REFUSED}/access`, { groups: [{ pk: groups.readers, name: 'journal-readers' }] });
+        expect(access.status, access.text).to.equal(200);
+        const outpostBefore = outpostProviders();
+        authentik.failures.add({ method: 'PATCH', path: /^\/outposts\/instances\//, status: 500 });
+
+        const failed = await run('post', `/api/apps/${REFUSED}/deploy`, {});
+        expect(authentik.failures.pending).to.equal(0);
+        expect(failed.state, JSON.stringify(failed.lines)).to.equal('rolled back');
+        expect(failed.lines.some((line) => line.level === 'error' && line.text.includes('authentik answered 500'))).to.be.true();
+        expect(failed.lines.some((line) => line.text.includes(`removed dp-${REFUSED} from the identity provider`))).to.be.true();
+        expect(authentik.state.providers.filter((provider) => String(provider.name).startsWith(`dp-${REFUSED}`))).to.equal([]);
+        expect(authentik.state.applications.filter((candidate) => String(candidate.slug).startsWith(`dp-${REFUSED}`))).to.equal([]);
+        const applicationPks = authentik.state.applications.map((candidate) => candidate.pk);
+        expect(authentik.state.bindings.filter((binding) => !applicationPks.includes(binding.target))).to.equal([]);
+        expect(outpostProviders()).to.equal(outpostBefore);
+        const recorded = await server.context.server.app.knex('dp_app_resources').where({ app_name: REFUSED, kind: 'access' });
+        expect(recorded).to.equal([]);
+        expect(authentik.violations).to.equal([]);
+    });
+
     it('a deploy that fails after making the objects removes them again with its rollback', async () => {
+        expect((await admin.put('/api/apps/ghost/draft', { auth: { access: 'signed-in' } })).status).to.equal(200);
         const failed = await run('post', '/api/apps/ghost/deploy', {});
         expect(failed.state, JSON.stringify(failed.lines)).to.equal('rolled back');
         expect(failed.lines.some((line) => line.text.includes('removed dp-ghost from the identity provider'))).to.be.true();
@@ -266,5 +313,45 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         expect(outpostProviders()).to.equal([providerNamed('dp-board')?.pk]);
         expect(authentik.state.bindings.filter((binding) => binding.group === groups.team)).to.equal([]);
         expect(authentik.violations).to.equal([]);
+    });
+    it("a draft's auth.groups are its access: checked at the provider, bound by the deploy, then refused changed once deployed", async () => {
+        const appAccess = async () => ((await admin.get(`/api/apps/${LEDGER}`)).body as AccessBody).app;
+        const connected = await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken });
+        expect(connected.status, connected.text).to.equal(200);
+        const unknown = await admin.put(`/api/apps/${LEDGER}/draft`, {
+            adminUser: 'reader',
+            auth: { groups: [{ pk: 'no-such-group', name: 'ghosts' }] },
+        });
+        expect(unknown.status, unknown.text).to.equal(422);
+        expect(unknown.text).to.contain('no-such-group');
+        const untouched = await appAccess();
+        expect(untouched.draft.adminUser).to.not.exist();
+        expect(untouched.draft.auth).to.not.exist();
+        expect(untouched.access.groups).to.equal([]);
+
+        const both = [
+            { pk: groups.readers, name: 'journal-readers' },
+            { pk: groups.team, name: 'board-team' },
+        ];
+        const saved = await admin.put(`/api/apps/${LEDGER}/draft`, {
+            auth: { groups: [{ pk: groups.readers, name: 'renamed' }, both[1]] },
+        });
+        expect(saved.status, saved.text).to.equal(200);
+        const draft = await appAccess();
+        expect(draft.draft.auth).to.equal({ groups: both });
+        expect(draft.access).to.equal({ groups: both, mode: 'groups' });
+
+        const deployed = await run('post', `/api/apps/${LEDGER}/deploy`, {});
+        expect(deployed.state, JSON.stringify(deployed.lines)).to.equal('succeeded');
+        expect(bindingsOf(`dp-${LEDGER}`).sort()).to.equal([groups.readers, groups.team].sort());
+
+        const changed = await admin.put(`/api/apps/${LEDGER}/draft`, { auth: { groups: [both[1]] } });
+        expect(changed.status, changed.text).to.equal(409);
+        expect(changed.text).to.contain('/access');
+        expect((await appAccess()).access.groups).to.equal(both);
+        expect(bindingsOf(`dp-${LEDGER}`)).to.have.length(2);
+        const unchanged = await admin.put(`/api/apps/${LEDGER}/draft`, { auth: { groups: both }, adminUser: 'reader' });
+        expect(unchanged.status, unchanged.text).to.equal(200);
+        expect((await appAccess()).draft.adminUser).to.equal('reader');
     });
 });

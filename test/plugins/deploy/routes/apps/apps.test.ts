@@ -65,10 +65,11 @@ describe('deploy manager: apps as drafts', () => {
     });
 
     it("checks a name's availability everywhere it would be used", async () => {
-        const free = await editor.post('/api/apps/check', { name: 'wiki' });
+        // A name no other test file deploys: the check asks the Docker engine, which files running at once share.
+        const free = await editor.post('/api/apps/check', { name: 'handbook' });
         expect(free.status).to.equal(200);
         const body = free.body as { available: boolean; domain: string; checks: Record<string, { ok: boolean | null; reason: string }> };
-        expect(body.domain).to.equal('wiki.localhost');
+        expect(body.domain).to.equal('handbook.localhost');
         expect(body.available).to.be.true();
         expect(Object.keys(body.checks).sort()).to.equal(['certificate', 'container', 'dns', 'folder', 'name', 'site']);
         for (const check of Object.values(body.checks)) {
@@ -86,13 +87,30 @@ describe('deploy manager: apps as drafts', () => {
         const response = await editor.post('/api/apps', { name: 'wiki', image: 'ghcr.io/example/wiki', tag: '1.2.3', title: 'Team wiki' });
         expect(response.status, response.text).to.equal(201);
         const { app } = response.body as AppBody;
-        expect(app).to.include({ name: 'wiki', domain: 'wiki.localhost', state: 'draft' });
+        expect(app).to.include({ name: 'wiki', domain: 'wiki.localhost', state: 'draft', url: 'https://wiki.localhost/' });
         expect(app.hostPort).to.equal(20000);
         expect(app.draft.compose).to.contain('image: ghcr.io/example/wiki:1.2.3');
         expect(app.draft.compose).to.contain(`127.0.0.1:${app.hostPort}:80`);
         expect(app.draft.nginx).to.contain('server_name wiki.localhost');
         const second = await editor.post('/api/apps', { name: 'blog', image: 'nginx' });
         expect((second.body as AppBody).app.hostPort).to.equal(20001);
+    });
+
+    it("gives each app the address a visitor opens, with nginx's HTTPS port when it is not 443", async () => {
+        const onAPort = await deployTestServer({ NGINX_HTTPS_PORT: '8443' });
+        try {
+            const other = await onAPort.signInAs('editor');
+            expect(((await other.post('/api/apps', { name: 'atlas', image: 'nginx' })).body as { app: { url: string } }).app.url).to.equal(
+                'https://atlas.localhost:8443/',
+            );
+            expect(((await other.get('/api/apps/atlas')).body as { app: { url: string } }).app.url).to.equal(
+                'https://atlas.localhost:8443/',
+            );
+            const listed = (await other.get('/api/apps')).body as { apps: Array<{ name: string; url: string }> };
+            expect(listed.apps.find((item) => item.name === 'atlas')?.url).to.equal('https://atlas.localhost:8443/');
+        } finally {
+            await onAPort.context.cleanup();
+        }
     });
 
     it('refuses taken (409), invalid, reserved or traversing names and a missing image (422)', async () => {
@@ -217,10 +235,28 @@ describe('deploy manager: apps as drafts', () => {
             expect(largest.status, largest.text).to.equal(200);
         });
 
+        it('refuses a SAML ACS that would open more than that one path, in the draft and for the sign-in method (422)', async () => {
+            expect((await editor.post('/api/apps', { name: 'acs', image: 'nginx' })).status).to.equal(201);
+            const opening = ['/', '//', '/saml/../admin', '/saml/./acs', '/saml//acs', '/saml%2Facs', '/saml acs', '/saml;acs', 'saml/acs'];
+            await expectRefused(
+                'acs',
+                opening.map((samlAcs) => ({ samlAcs })),
+            );
+            for (const samlAcs of opening.filter((path) => path.startsWith('/'))) {
+                const refused = await editor.post('/api/apps/acs/sso', { account: 'saml', samlAcs });
+                expect(refused.status, samlAcs).to.equal(422);
+                expect((refused.body as { error: string }).error, samlAcs).to.contain('samlAcs');
+            }
+
+            const saved = await editor.put('/api/apps/acs/draft', { samlAcs: '/saml2/acs/' });
+            expect(saved.status, saved.text).to.equal(200);
+            expect((await editor.put('/api/apps/acs/draft', { samlAcs: '' })).status).to.equal(200);
+        });
+
         it('reads a stored draft of an odd, older shape without failing, keeping only what fits the draft', async () => {
             expect((await editor.post('/api/apps', { name: 'legacy', image: 'nginx' })).status).to.equal(201);
             const { app } = (await editor.get('/api/apps/legacy')).body as AppBody;
-            const longAcs = `https://legacy.example.com/${'a'.repeat(3000)}`;
+            const longAcs = `/saml/${'a'.repeat(3000)}`;
             const legacy = {
                 title: 'Legacy',
                 compose: app.draft.compose,
@@ -276,9 +312,12 @@ describe('deploy manager: apps as drafts', () => {
             };
             files: Array<{ kind: string; content: string; masked: boolean }>;
             lint: Array<{ level: string; message: string }>;
-            availability: { name: string };
+            availability: { name: string; checks: { name: { ok: boolean; reason: string } } };
         };
         expect(body.plan.files.map((file) => `${file.kind}:${file.action}`)).to.equal(['compose:create', 'secrets:create', 'nginx:create']);
+        // The draft is judged for itself: its own record is no conflict; no provider is connected, so nothing is made there.
+        expect(body.availability.checks.name).to.equal({ ok: true, reason: "the name is this app's" });
+        expect((body.plan as unknown as { access: unknown[] }).access).to.equal([]);
         expect(body.plan.containers).to.equal([
             { service: 'app', container: 'wiki-app-1', image: 'ghcr.io/example/wiki:1.2.3', action: 'create' },
         ]);

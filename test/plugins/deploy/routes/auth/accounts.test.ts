@@ -51,7 +51,7 @@ describe('deploy manager: first run', () => {
         expect(Fs.statSync(tokenFile).mode & 0o777).to.equal(0o600);
         const browser = new Browser(baseUrl);
         const status = await browser.get('/api/setup/status');
-        expect(status.body).to.equal({ needsSetup: true, oidcEnabled: false });
+        expect(status.body).to.equal({ needsSetup: true, oidcEnabled: false, tokenFile });
         expect(browser.cookies.has('dp_csrf')).to.be.true();
 
         const wrong = await browser.post('/api/setup', { token: 'not-the-token', ...ADMIN });
@@ -316,6 +316,22 @@ describe('deploy manager: two factors', () => {
         await second.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
         const replayed = await second.post('/api/auth/mfa', { code });
         expect(replayed.status).to.equal(401);
+        expect((replayed.body as { error: string }).error).to.contain('already used');
+        const wrong = await second.post('/api/auth/mfa', { code: code === '000000' ? '111111' : '000000' });
+        expect((wrong.body as { error: string }).error).to.equal('the code is not valid');
+    });
+
+    it('lets a person who left the code page unfinished sign in again with the password, and reach public pages meanwhile', async () => {
+        const browser = new Browser(baseUrl);
+        await browser.get('/api/auth/me');
+        expect((await browser.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password })).body).to.equal({
+            mfaRequired: true,
+        });
+        expect((await browser.get('/api/setup/status')).status).to.equal(200);
+        const again = await browser.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
+        expect(again.status, again.text).to.equal(200);
+        expect(again.body).to.equal({ mfaRequired: true });
+        expect((await browser.get('/api/dashboard')).status).to.equal(401);
     });
 
     it('takes a recovery code once', async () => {
@@ -463,6 +479,50 @@ describe('deploy manager: roles, users and the audit log', () => {
         const dump = JSON.stringify(await context.database.knex('dp_audit').select('*'));
         for (const secret of ['user-password-1', 'new-password-12', 'reset-password-1', ADMIN.password]) {
             expect(dump).to.not.contain(secret);
+        }
+    });
+});
+
+describe('deploy manager: failed sign-ins counted once for every Gatehouse on one database', () => {
+    let first: { context: TestServer; baseUrl: string };
+    let second: TestServer;
+    let secondUrl: string;
+
+    before(async () => {
+        first = await startServer();
+        await completeSetup(first.context, first.baseUrl);
+        // A second process on the same database and data folder, as behind a load balancer.
+        second = await createTestServer({}, { dataDir: first.context.dataDir, database: first.context.database });
+        await second.server.start();
+        secondUrl = `http://127.0.0.1:${second.server.info.port}`;
+    });
+
+    after(async () => {
+        await second?.server.stop();
+        await first?.context.cleanup();
+    });
+
+    const guess = async (baseUrl: string, password = 'wrong-password') => {
+        const browser = new Browser(baseUrl);
+        await browser.get('/api/auth/me');
+        return (await browser.post('/api/auth/login', { email: ADMIN.email, password }, { headers: { 'x-forwarded-for': '198.51.100.7' } }))
+            .status;
+    };
+
+    it('refuses the sixth guess whichever instance answers, and keeps neither the e-mail nor the address in the clear', async () => {
+        const statuses: number[] = [];
+        for (let attempt = 0; attempt < 6; attempt += 1) {
+            statuses.push(await guess(attempt % 2 === 0 ? first.baseUrl : secondUrl));
+        }
+
+        expect(statuses).to.equal([401, 401, 401, 401, 401, 429]);
+        expect(await guess(first.baseUrl, ADMIN.password)).to.equal(429);
+        expect(await guess(secondUrl, ADMIN.password)).to.equal(429);
+
+        const rows = await first.context.database.knex('auth_failures').select('key_hash');
+        expect(rows.length).to.be.above(0);
+        for (const row of rows) {
+            expect(String(row.key_hash)).to.match(/^[0-9a-f]{64}$/);
         }
     });
 });

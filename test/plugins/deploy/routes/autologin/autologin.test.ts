@@ -1,3 +1,4 @@
+// needs: docker, chromium
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -18,7 +19,8 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APP = 'wiki';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `wiki-${Math.random().toString(36).slice(2, 8)}`;
 const LOGIN = { adapter: 'form', path: '/dokuwiki/doku.php?do=login' };
 /** What DokuWiki shows a signed-in user, and only one. */
 const SIGNED_IN = `Logged in as: <bdi>${DOKUWIKI_ADMIN.name}</bdi>`;

@@ -1,3 +1,6 @@
+import Http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
@@ -23,6 +26,30 @@ interface IdpView {
     version: string | null;
     health: { status: string; message: string };
 }
+
+/** A loopback HTTP server that answers every request with `answer(path)` as JSON, and keeps the requests it got. */
+async function jsonListener(answer: (path: string) => unknown) {
+    const requests: Array<{ path: string; authorization: string | undefined }> = [];
+    const listener = Http.createServer((request, response) => {
+        const path = new URL(request.url ?? '/', 'http://listener.invalid').pathname;
+        requests.push({ path, authorization: request.headers.authorization });
+        request.resume();
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer(path)));
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    return {
+        url: `http://127.0.0.1:${(listener.address() as AddressInfo).port}`,
+        requests,
+        close: () => {
+            listener.closeAllConnections();
+            return new Promise((resolve) => listener.close(resolve));
+        },
+    };
+}
+
+const ME = { user: { pk: 1, username: 'akadmin', is_superuser: true } };
+const VERSION = { version_current: '2026.8.3' };
+const page = (results: unknown[]) => ({ pagination: { next: 0 }, results });
 
 describe('deploy manager: connecting the identity provider (authentik)', { timeout: 60_000 }, () => {
     let authentik: AuthentikStandIn;
@@ -246,6 +273,92 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
         expect(authentik.state.tokens.some((token) => token.identifier === 'gatehouse-deploy-manager')).to.be.false();
         expect((await admin.get('/api/idp/groups')).status).to.equal(422);
         expect(authentik.violations).to.equal([]);
+    });
+
+    it('a changed URL without its token is a 422, and the saved token is sent nowhere', async () => {
+        expect((await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken })).status).to.equal(200);
+        const before = await storedSettings();
+        const elsewhere = await jsonListener(() => ME);
+        try {
+            const moved = await admin.put('/api/admin/idp', { url: elsewhere.url });
+            expect(moved.status, moved.text).to.equal(422);
+            expect(moved.text).to.contain('a new URL needs its token');
+            expect(elsewhere.requests).to.equal([]);
+            expect(await storedSettings()).to.equal(before);
+
+            // The same URL may leave the token out; a new URL with a token of its own is tried with that token only.
+            expect((await admin.put('/api/admin/idp', { url: `${authentik.url}/` })).status).to.equal(200);
+            const saved = await storedSettings();
+            const withToken = await admin.put('/api/admin/idp', { url: elsewhere.url, token: 'token-of-the-new-url' });
+            expect(withToken.status).to.equal(422);
+            expect(elsewhere.requests.length).to.be.above(0);
+            expect(elsewhere.requests.every((request) => request.authorization === 'Bearer token-of-the-new-url')).to.be.true();
+            expect(await storedSettings()).to.equal(saved);
+        } finally {
+            await elsewhere.close();
+        }
+    });
+
+    it("answers that do not fit authentik's schema are a 422 naming the provider, never a 500, and save nothing", async () => {
+        const before = await storedSettings();
+        const offered = ['Bearer token-for-hostile', 'Bearer bootstrap-for-hostile'];
+        const seen: Array<string | undefined> = [];
+        const wrongShapes: unknown[] = [null, [], 'x', 42, { user: null }, { user: { username: 7, is_superuser: 'yes' } }];
+        const scenes: Array<{ what: string; answer: (path: string) => unknown }> = [
+            ...wrongShapes.map((shape) => ({ what: `users/me answering ${JSON.stringify(shape)}`, answer: () => shape })),
+            ...[null, [], 'x', { version_current: 5 }].map((shape) => ({
+                what: `the version answering ${JSON.stringify(shape)}`,
+                answer: (path: string) => (path.endsWith('/users/me/') ? ME : shape),
+            })),
+            ...[null, [], 'x', { results: [] }, page(['x']), page([{ pk: 5 }]), page([null])].map((shape) => ({
+                what: `the lists answering ${JSON.stringify(shape)}`,
+                answer: (path: string) => (path.endsWith('/users/me/') ? ME : path.endsWith('/admin/version/') ? VERSION : shape),
+            })),
+        ];
+        for (const scene of scenes) {
+            const hostile = await jsonListener(scene.answer);
+            try {
+                const discovered = await admin.post('/api/admin/idp/discover', { url: hostile.url, token: 'token-for-hostile' });
+                expect(discovered.status, `discover, ${scene.what}: ${discovered.text}`).to.equal(422);
+                expect(discovered.text, scene.what).to.contain(`authentik at ${hostile.url}`);
+                const connected = await admin.put('/api/admin/idp', { url: hostile.url, token: 'token-for-hostile' });
+                expect(connected.status, `PUT, ${scene.what}: ${connected.text}`).to.equal(422);
+                const bootstrapped = await admin.post('/api/admin/idp/bootstrap', {
+                    url: hostile.url,
+                    bootstrapToken: 'bootstrap-for-hostile',
+                });
+                expect(bootstrapped.status, `bootstrap, ${scene.what}: ${bootstrapped.text}`).to.equal(422);
+                expect(bootstrapped.text, scene.what).to.contain(`authentik at ${hostile.url}`);
+            } finally {
+                seen.push(...hostile.requests.map((request) => request.authorization));
+                await hostile.close();
+            }
+        }
+
+        // A bootstrap whose new token comes back without its key keeps nothing, and never sends the saved token instead.
+        for (const key of [null, '', { key: null }, { key: '' }, {}]) {
+            const keyless = await jsonListener((path) => {
+                if (path.endsWith('/users/me/')) return ME;
+                if (path.endsWith('/admin/version/')) return VERSION;
+                if (path.includes('/view_key/')) return key;
+                return path.endsWith('/core/tokens/') ? page([]) : {};
+            });
+            try {
+                const bootstrapped = await admin.post('/api/admin/idp/bootstrap', {
+                    url: keyless.url,
+                    bootstrapToken: 'bootstrap-for-hostile',
+                });
+                expect(bootstrapped.status, `key ${JSON.stringify(key)}: ${bootstrapped.text}`).to.equal(422);
+                expect(bootstrapped.text).to.contain(`authentik at ${keyless.url}`);
+            } finally {
+                seen.push(...keyless.requests.map((request) => request.authorization));
+                await keyless.close();
+            }
+        }
+
+        expect(seen.length).to.be.above(0);
+        expect(seen.filter((authorization) => !offered.includes(String(authorization)))).to.equal([]);
+        expect(await storedSettings()).to.equal(before);
     });
 
     it('connects at first start from AUTHENTIK_URL and AUTHENTIK_BOOTSTRAP_TOKEN', async () => {

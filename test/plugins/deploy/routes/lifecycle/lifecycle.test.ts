@@ -1,3 +1,5 @@
+// needs: docker, alone
+// alone: in parallel runs its BIND was killed (SIGKILL) by something not yet found; with nothing beside it, it never was.
 import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import Dns from 'node:dns';
@@ -12,7 +14,8 @@ import Docker from 'dockerode';
 
 import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
-import { freePort } from '../../../../helpers/server.ts';
+import { appHostPorts } from '../../../../helpers/server.ts';
+import { loadDnsProvider } from '../../../../../plugins/deploy/domain/dns/dns-providers.ts';
 import { dnsEnvironment, type RunningBind, startBind } from '../../../../support/bind.ts';
 import { buildWebImage, docker, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
@@ -42,7 +45,10 @@ interface EndedRun {
 }
 
 /** GET through the managed nginx as a visitor would: https://<domain>:<port>/ with SNI, chain not checked here. */
-function fetchThroughNginx(domain: string, port: number): Promise<{ status: number; body: string; certificate: X509Certificate }> {
+function fetchThroughNginx(
+    domain: string,
+    port: number,
+): Promise<{ status: number; body: string; certificate: X509Certificate; headers: Record<string, string | string[] | undefined> }> {
     return new Promise((resolve, reject) => {
         const request = Https.get(
             {
@@ -59,7 +65,7 @@ function fetchThroughNginx(domain: string, port: number): Promise<{ status: numb
                 const certificate = new X509Certificate((response.socket as TLSSocket).getPeerCertificate().raw);
                 let body = '';
                 response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-                response.once('end', () => resolve({ status: response.statusCode ?? 0, body, certificate }));
+                response.once('end', () => resolve({ status: response.statusCode ?? 0, body, certificate, headers: response.headers }));
             },
         );
         request.once('error', reject);
@@ -126,7 +132,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             '  data: {}',
             '',
         ].join('\n');
-        expect((await admin.put(`/api/apps/${name}/draft`, { compose })).status).to.equal(200);
+        expect((await admin.put(`/api/apps/${name}/draft`, { compose, auth: { access: 'public' } })).status).to.equal(200);
         const deployed = await run('post', `/api/apps/${name}/deploy`, {});
         expect(deployed.end.state, JSON.stringify(linesOf(deployed.messages))).to.equal('succeeded');
         return deployed;
@@ -136,7 +142,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         [
             'services:',
             '  web:',
-            `    image: ${registry}/gatehouse-test/shop:${tag}`,
+            `    image: ${registry}/gatehouse-test/bazaar:${tag}`,
             '    restart: unless-stopped',
             '    ports:',
             `      - "127.0.0.1:${webPort}:80"`,
@@ -151,7 +157,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             '      db:',
             '        condition: service_healthy',
             '  db:',
-            `    image: ${registry}/gatehouse-test/shop:1`,
+            `    image: ${registry}/gatehouse-test/bazaar:1`,
             '    command: ["httpd", "-f", "-p", "8080", "-h", "/www"]',
             '    volumes:',
             '      - data:/data',
@@ -170,13 +176,13 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         registry = services.exports.REGISTRY_URL;
         httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
         for (const [tag, page] of [
-            ['1', '<h1>shop v1</h1>\n'],
-            ['2', '<h1>shop v2</h1>\n'],
+            ['1', '<h1>bazaar v1</h1>\n'],
+            ['2', '<h1>bazaar v2</h1>\n'],
         ] as const) {
-            images.push(buildWebImage(`${registry}/gatehouse-test/shop:${tag}`, page, true));
+            images.push(buildWebImage(`${registry}/gatehouse-test/bazaar:${tag}`, page, true));
         }
 
-        images.push(buildWebImage(`${registry}/gatehouse-test/blog:1`, '<h1>blog</h1>\n', true));
+        images.push(buildWebImage(`${registry}/gatehouse-test/chronicle:1`, '<h1>chronicle</h1>\n', true));
         // Only the registry has them now: the deploy pulls.
         images.forEach((image) => docker('rmi', image));
         const started = await startBind();
@@ -188,21 +194,26 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         server = await deployTestServer({
             ...services.exports,
             BASE_DOMAIN,
-            APPS_FIRST_HOST_PORT: String(await freePort()),
+            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
             ...dnsEnvironment(bind),
         });
         admin = server.admin;
-        const created = await admin.post('/api/apps', { name: 'shop', image: `${registry}/gatehouse-test/shop`, tag: '1' });
+        const created = await admin.post('/api/apps', { name: 'bazaar', image: `${registry}/gatehouse-test/bazaar`, tag: '1' });
         expect(created.status).to.equal(201);
         // The app's site proxies to the host port the app was given.
         webPort = (created.body as { app: { hostPort: number } }).app.hostPort;
-        const saved = await admin.put('/api/apps/shop/draft', { compose: composeFor('1'), secrets: { GREETING: 'hello' } });
+        // No identity provider here: the app is meant to be public.
+        const saved = await admin.put('/api/apps/bazaar/draft', {
+            compose: composeFor('1'),
+            secrets: { GREETING: 'hello' },
+            auth: { access: 'public' },
+        });
         expect(saved.status, saved.text).to.equal(200);
     });
 
     after(async () => {
-        await removeProjects(['shop', 'blog', 'wiki', 'notes']);
-        for (const volume of ['shop_data', 'blog_data', 'wiki_data', 'notes_data']) {
+        await removeProjects(['bazaar', 'chronicle', 'codex', 'memo', 'quill']);
+        for (const volume of ['bazaar_data', 'chronicle_data', 'codex_data', 'memo_data']) {
             await engine
                 .getVolume(volume)
                 .remove()
@@ -216,7 +227,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('deploys a two-service app: pulls, starts the dependency healthy first, serves it through nginx with a certificate from the ACME CA', async () => {
-        const { runId, messages, end } = await run('post', '/api/apps/shop/deploy', {});
+        const { runId, messages, end } = await run('post', '/api/apps/bazaar/deploy', {});
         expect(end.state, JSON.stringify(linesOf(messages))).to.equal('succeeded');
         const lines = linesOf(messages);
         expect(lines.map((line) => line.seq)).to.equal(lines.map((_line, index) => index + 1));
@@ -227,23 +238,23 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
 
         const texts = lines.map((line) => line.text).join('\n');
         expect(texts).to.contain('web waits for db: healthy');
-        expect(texts.indexOf('shop-db-1 is healthy')).to.be.below(texts.indexOf('Created and started shop-web-1'));
+        expect(texts.indexOf('bazaar-db-1 is healthy')).to.be.below(texts.indexOf('Created and started bazaar-web-1'));
 
-        const visit = await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort);
+        const visit = await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort);
         expect(visit.status).to.equal(200);
-        expect(visit.body).to.contain('shop v1');
-        expect(visit.certificate.subjectAltName).to.contain(`shop.${BASE_DOMAIN}`);
+        expect(visit.body).to.contain('bazaar v1');
+        expect(visit.certificate.subjectAltName).to.contain(`bazaar.${BASE_DOMAIN}`);
         expect(visit.certificate.issuer).to.match(/Pebble/i);
 
-        expect(await addressesAt(bind.server, `shop.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
-        const app = await admin.get('/api/apps/shop');
+        expect(await addressesAt(bind.server, `bazaar.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
+        const app = await admin.get('/api/apps/bazaar');
         expect((app.body as { app: { state: string } }).app.state).to.equal('running');
-        const stored = await admin.get(`/api/apps/shop/runs/${runId}`);
+        const stored = await admin.get(`/api/apps/bazaar/runs/${runId}`);
         expect((stored.body as { run: EndedRun }).run.state).to.equal('succeeded');
     });
 
     it('reads the deployed app: containers, the probe through nginx, the certificate and the logs', async () => {
-        const status = (await admin.get('/api/apps/shop/status')).body as {
+        const status = (await admin.get('/api/apps/bazaar/status')).body as {
             containers: Array<{ service: string; state: string; health: string | null }>;
             probe: { http: { statusCode: number | null }; https: { statusCode: number | null } | null };
             certificate: { issuer: string; daysLeft: number } | null;
@@ -256,7 +267,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         expect(status.certificate?.issuer).to.match(/Pebble/i);
         expect(status.certificate?.daysLeft ?? 0).to.be.above(0);
 
-        const logs = (await admin.get('/api/apps/shop/logs?tail=3')).body as {
+        const logs = (await admin.get('/api/apps/bazaar/logs?tail=3')).body as {
             services: Array<{ service: string; lines: Array<{ stream: string; text: string }> }>;
         };
         expect(logs.services.map((entry) => entry.service)).to.equal(['db', 'web']);
@@ -265,13 +276,13 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('writes the files with their modes and labels the containers as Compose does', async () => {
-        const appDir = Path.join(server.context.config.apps.appsDir, 'shop');
+        const appDir = Path.join(server.context.config.apps.appsDir, 'bazaar');
         expect(Fs.statSync(Path.join(appDir, 'secrets.env')).mode & 0o777).to.equal(0o600);
         expect(Fs.readFileSync(Path.join(appDir, 'secrets.env'), 'utf8')).to.equal('GREETING=hello\n');
-        expect(Fs.statSync(Path.join(services.exports.NGINX_SITES_DIR, 'shop.conf')).mode & 0o777).to.equal(0o600);
-        const web = await engine.getContainer('shop-web-1').inspect();
+        expect(Fs.statSync(Path.join(services.exports.NGINX_SITES_DIR, 'bazaar.conf')).mode & 0o777).to.equal(0o600);
+        const web = await engine.getContainer('bazaar-web-1').inspect();
         expect(web.Config.Labels).to.include({
-            'com.docker.compose.project': 'shop',
+            'com.docker.compose.project': 'bazaar',
             'com.docker.compose.service': 'web',
             'com.docker.compose.oneoff': 'False',
         });
@@ -279,16 +290,16 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         expect(web.Config.Env).to.include('GREETING=hello');
         expect(web.HostConfig.PortBindings?.['80/tcp']).to.equal([{ HostIp: '127.0.0.1', HostPort: String(webPort) }]);
         // Debian's docker-compose finds the same project by its labels.
-        const ps = spawnSync('docker-compose', ['-p', 'shop', '-f', Path.join(appDir, 'compose.yaml'), 'ps', '-q'], {
+        const ps = spawnSync('docker-compose', ['-p', 'bazaar', '-f', Path.join(appDir, 'compose.yaml'), 'ps', '-q'], {
             encoding: 'utf8',
             env: { ...process.env, GREETING: 'hello' },
         });
         expect(ps.status, ps.stderr).to.equal(0);
-        expect(ps.stdout.trim().split('\n').sort()).to.equal(Object.values(await containerIds('shop')).sort());
+        expect(ps.stdout.trim().split('\n').sort()).to.equal(Object.values(await containerIds('bazaar')).sort());
     });
 
     it('replays a run to a client that reconnects with Last-Event-ID, without duplicates', async () => {
-        const runs = await admin.get('/api/apps/shop/runs');
+        const runs = await admin.get('/api/apps/bazaar/runs');
         const [latest] = (runs.body as { runs: EndedRun[] }).runs;
         const all = linesOf(await follow(latest?.id ?? 0));
         const resumed = await follow(latest?.id ?? 0, { 'last-event-id': '3' });
@@ -297,117 +308,177 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('re-deploys without recreating what has not changed', async () => {
-        const before = await containerIds('shop');
-        const { end, messages } = await run('post', '/api/apps/shop/deploy', {});
+        const before = await containerIds('bazaar');
+        const { end, messages } = await run('post', '/api/apps/bazaar/deploy', {});
         expect(end.state).to.equal('succeeded');
-        expect(await containerIds('shop')).to.equal(before);
-        expect(linesOf(messages).some((line) => line.text.includes('Kept shop-web-1'))).to.be.true();
+        expect(await containerIds('bazaar')).to.equal(before);
+        expect(linesOf(messages).some((line) => line.text.includes('Kept bazaar-web-1'))).to.be.true();
     });
 
     it('stops, starts and restarts the app', async () => {
-        expect((await run('post', '/api/apps/shop/action', { action: 'stop' })).end.state).to.equal('succeeded');
-        expect((await engine.getContainer('shop-web-1').inspect()).State.Running).to.be.false();
-        expect(((await admin.get('/api/apps/shop')).body as { app: { state: string } }).app.state).to.equal('stopped');
+        expect((await run('post', '/api/apps/bazaar/action', { action: 'stop' })).end.state).to.equal('succeeded');
+        expect((await engine.getContainer('bazaar-web-1').inspect()).State.Running).to.be.false();
+        expect(((await admin.get('/api/apps/bazaar')).body as { app: { state: string } }).app.state).to.equal('stopped');
 
-        expect((await run('post', '/api/apps/shop/action', { action: 'start' })).end.state).to.equal('succeeded');
-        expect((await engine.getContainer('shop-web-1').inspect()).State.Health?.Status).to.equal('healthy');
+        expect((await run('post', '/api/apps/bazaar/action', { action: 'start' })).end.state).to.equal('succeeded');
+        expect((await engine.getContainer('bazaar-web-1').inspect()).State.Health?.Status).to.equal('healthy');
 
-        const startedBefore = (await engine.getContainer('shop-web-1').inspect()).State.StartedAt;
-        expect((await run('post', '/api/apps/shop/action', { action: 'restart' })).end.state).to.equal('succeeded');
-        expect((await engine.getContainer('shop-web-1').inspect()).State.StartedAt).to.not.equal(startedBefore);
-        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v1');
+        const startedBefore = (await engine.getContainer('bazaar-web-1').inspect()).State.StartedAt;
+        expect((await run('post', '/api/apps/bazaar/action', { action: 'restart' })).end.state).to.equal('succeeded');
+        expect((await engine.getContainer('bazaar-web-1').inspect()).State.StartedAt).to.not.equal(startedBefore);
+        expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain('bazaar v1');
     });
 
     it('puts back a container an interrupted run left set aside', async () => {
-        const before = await containerIds('shop');
-        const web = engine.getContainer('shop-web-1');
+        const before = await containerIds('bazaar');
+        const web = engine.getContainer('bazaar-web-1');
         await web.stop();
-        await web.rename({ name: 'shop-web-1-previous-interrupted1' });
-        const { end, messages } = await run('post', '/api/apps/shop/deploy', {});
+        await web.rename({ name: 'bazaar-web-1-previous-interrupted1' });
+        const { end, messages } = await run('post', '/api/apps/bazaar/deploy', {});
         expect(end.state).to.equal('succeeded');
-        expect(linesOf(messages).map((line) => line.text)).to.include('Put back shop-web-1, left set aside by an interrupted run');
-        expect(await containerIds('shop')).to.equal(before);
-        expect((await engine.getContainer('shop-web-1').inspect()).State.Running).to.be.true();
+        expect(linesOf(messages).map((line) => line.text)).to.include('Put back bazaar-web-1, left set aside by an interrupted run');
+        expect(await containerIds('bazaar')).to.equal(before);
+        expect((await engine.getContainer('bazaar-web-1').inspect()).State.Running).to.be.true();
     });
 
-    it('rolls a broken compose update back and leaves the previous version serving', async () => {
-        const before = await containerIds('shop');
-        const { end, messages } = await run('put', '/api/apps/shop/compose', { mode: 'text', text: composeFor('2', 'exit 1') });
+    it('rolls a broken compose update back and leaves the previous version serving, visitors never seeing the broken one', async () => {
+        const before = await containerIds('bazaar');
+        // What visitors get through nginx while the update runs, polled until it ends.
+        const seen = new Set<string>();
+        let updating = true;
+        const visiting = (async () => {
+            while (updating) {
+                const visit = await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort).catch((error: Error) => error);
+                if (visit instanceof Error) seen.add(`error ${visit.message}`);
+                else if (visit.status === 503)
+                    seen.add(`503 retry-after ${String(visit.headers['retry-after'])} ${visit.body.includes('being updated')}`);
+                else seen.add(`${visit.status} ${/bazaar v\d/.exec(visit.body)?.[0] ?? visit.body.slice(0, 80)}`);
+                await new Promise((resolve) => setTimeout(resolve, 50));
+            }
+        })();
+        const { end, messages } = await run('put', '/api/apps/bazaar/compose', { mode: 'text', text: composeFor('2', 'exit 1') }).finally(
+            () => {
+                updating = false;
+            },
+        );
+        await visiting;
+        expect([...seen].sort()).to.equal(['200 bazaar v1', '503 retry-after 15 true']);
+        expect(linesOf(messages).map((line) => line.text)).to.include(
+            "Visitors see a maintenance page (503) while the app's containers are replaced",
+        );
         expect(end.state).to.equal('rolled back');
-        expect(end.error).to.contain('shop-web-1 is unhealthy');
+        expect(end.error).to.contain('bazaar-web-1 is unhealthy');
         const rollback = linesOf(messages).filter((line) => line.step === 'rollback');
-        expect(rollback.map((line) => line.text).join('\n')).to.contain('put back shop-web-1');
-        expect(await containerIds('shop')).to.equal(before);
-        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v1');
-        const onDisk = Fs.readFileSync(Path.join(server.context.config.apps.appsDir, 'shop', 'compose.yaml'), 'utf8');
-        expect(onDisk).to.contain('shop:1');
+        expect(rollback.map((line) => line.text).join('\n')).to.contain('put back bazaar-web-1');
+        expect(await containerIds('bazaar')).to.equal(before);
+        expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain('bazaar v1');
+        const onDisk = Fs.readFileSync(Path.join(server.context.config.apps.appsDir, 'bazaar', 'compose.yaml'), 'utf8');
+        expect(onDisk).to.contain('bazaar:1');
+        const draft = ((await admin.get('/api/apps/bazaar')).body as { app: { draft: { compose: string } } }).app.draft.compose;
+        expect(draft).to.contain('bazaar:1').and.to.not.contain('bazaar:2');
+        expect(((await admin.get('/api/apps/bazaar')).body as { app: { tag: string } }).app.tag).to.equal('1');
     });
 
     it('applies a working compose update, recreating only the changed service', async () => {
-        const before = await containerIds('shop');
-        const { end } = await run('put', '/api/apps/shop/compose', { mode: 'text', text: composeFor('2') });
+        const before = await containerIds('bazaar');
+        const { end } = await run('put', '/api/apps/bazaar/compose', { mode: 'text', text: composeFor('2') });
         expect(end.state).to.equal('succeeded');
-        const after = await containerIds('shop');
+        const after = await containerIds('bazaar');
         expect(after.db).to.equal(before.db);
         expect(after.web).to.not.equal(before.web);
-        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v2');
+        expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain('bazaar v2');
+        // The app names the image its main service runs now.
+        const app = ((await admin.get('/api/apps/bazaar')).body as { app: { image: string; tag: string } }).app;
+        expect(app).to.include({ image: `${registry}/gatehouse-test/bazaar`, tag: '2' });
     });
 
     it('rolls back an nginx site that nginx refuses, keeping the previous site loaded', async () => {
-        const sitePath = Path.join(services.exports.NGINX_SITES_DIR, 'shop.conf');
+        const sitePath = Path.join(services.exports.NGINX_SITES_DIR, 'bazaar.conf');
         const previous = Fs.readFileSync(sitePath, 'utf8');
         const broken = previous.replace('client_max_body_size', 'no_such_directive');
-        const { end } = await run('put', '/api/apps/shop/nginx', { mode: 'text', text: broken });
+        const { end } = await run('put', '/api/apps/bazaar/nginx', { mode: 'text', text: broken });
         expect(end.state).to.equal('rolled back');
         expect(end.error).to.contain('no_such_directive');
         expect(Fs.readFileSync(sitePath, 'utf8')).to.equal(previous);
-        expect((await fetchThroughNginx(`shop.${BASE_DOMAIN}`, httpsPort)).body).to.contain('shop v2');
+        expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain('bazaar v2');
+    });
+
+    it('rolls a first deploy back with its DNS record: a name that had an address gets it back', async () => {
+        const dns = await loadDnsProvider(server.context.config.host.dns);
+        if (!dns) throw new Error('the test server manages DNS records');
+        const domain = `quill.${BASE_DOMAIN}`;
+        await dns.setAddress(domain, '192.0.2.99', 60);
+        const created = await admin.post('/api/apps', { name: 'quill', image: `${registry}/gatehouse-test/bazaar`, tag: '1' });
+        expect(created.status, created.text).to.equal(201);
+        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        // Nothing listens on 8081 in the container: the check through nginx fails after the DNS step.
+        const compose = [
+            'services:',
+            '  web:',
+            `    image: ${registry}/gatehouse-test/bazaar:1`,
+            '    ports:',
+            `      - "127.0.0.1:${port}:8081"`,
+            '',
+        ];
+        expect((await admin.put('/api/apps/quill/draft', { compose: compose.join('\n'), auth: { access: 'public' } })).status).to.equal(
+            200,
+        );
+
+        const { end, messages } = await run('post', '/api/apps/quill/deploy', {});
+        expect(end.state, JSON.stringify(linesOf(messages))).to.equal('rolled back');
+        expect(linesOf(messages).map((line) => line.text)).to.include(`DNS: ${domain} now points at 127.0.0.1 (rfc2136)`);
+        expect(linesOf(messages).find((line) => line.text.startsWith('Rolled back:'))?.text).to.contain(
+            `pointed ${domain} back at 192.0.2.99`,
+        );
+        expect(await addressesAt(bind.server, domain)).to.equal(['192.0.2.99']);
+        expect(((await admin.get('/api/apps/quill')).body as { app: { state: string } }).app.state).to.equal('draft');
+        await dns.removeAddress(domain);
     });
 
     it('refuses lint risks without acceptRisks (422, nothing saved), a second run while one is in progress (409) and a wrong confirmation', async () => {
         const risky = composeFor('2').replace('    restart: unless-stopped\n', '    restart: unless-stopped\n    privileged: true\n');
-        const refused = await admin.put('/api/apps/shop/compose', { mode: 'text', text: risky });
+        const refused = await admin.put('/api/apps/bazaar/compose', { mode: 'text', text: risky });
         expect(refused.status).to.equal(422);
         expect((refused.body as { error: string }).error).to.contain('acceptRisks');
-        expect(((await admin.get('/api/apps/shop')).body as { app: { draft: { compose: string } } }).app.draft.compose).to.not.contain(
+        expect(((await admin.get('/api/apps/bazaar')).body as { app: { draft: { compose: string } } }).app.draft.compose).to.not.contain(
             'privileged',
         );
 
-        const first = await admin.post('/api/apps/shop/action', { action: 'restart' });
+        const first = await admin.post('/api/apps/bazaar/action', { action: 'restart' });
         expect(first.status).to.equal(202);
-        const second = await admin.post('/api/apps/shop/deploy', {});
+        const second = await admin.post('/api/apps/bazaar/deploy', {});
         expect(second.status).to.equal(409);
         expect(endOf(await follow((first.body as { runId: number }).runId)).state).to.equal('succeeded');
 
         const editor = await server.signInAs('editor');
-        expect((await editor.delete('/api/apps/shop', { confirm: 'shop' })).status).to.equal(403);
-        expect((await admin.delete('/api/apps/shop', { confirm: 'shopp' })).status).to.equal(422);
-        expect((await admin.post('/api/apps/shop/action', { action: 'explode' })).status).to.equal(422);
-        expect((await admin.put('/api/apps/shop/compose', { mode: 'model', text: composeFor('2') })).status).to.equal(422);
-        expect((await admin.put('/api/apps/shop/nginx', { mode: 'text', spec: {} })).status).to.equal(422);
+        expect((await editor.delete('/api/apps/bazaar', { confirm: 'bazaar' })).status).to.equal(403);
+        expect((await admin.delete('/api/apps/bazaar', { confirm: 'shopp' })).status).to.equal(422);
+        expect((await admin.post('/api/apps/bazaar/action', { action: 'explode' })).status).to.equal(422);
+        expect((await admin.put('/api/apps/bazaar/compose', { mode: 'model', text: composeFor('2') })).status).to.equal(422);
+        expect((await admin.put('/api/apps/bazaar/nginx', { mode: 'text', spec: {} })).status).to.equal(422);
     });
 
     it('deletes with no options: containers and site go, data, volume, image and certificate stay', async () => {
-        const certificateDir = Path.join(server.context.config.apps.certificatesDir, `shop.${BASE_DOMAIN}`);
-        const { end } = await run('delete', '/api/apps/shop', { confirm: 'shop' });
+        const certificateDir = Path.join(server.context.config.apps.certificatesDir, `bazaar.${BASE_DOMAIN}`);
+        const { end } = await run('delete', '/api/apps/bazaar', { confirm: 'bazaar' });
         expect(end.state).to.equal('succeeded');
-        expect(await containerIds('shop')).to.equal({});
-        expect(Fs.existsSync(Path.join(services.exports.NGINX_SITES_DIR, 'shop.conf'))).to.be.false();
-        expect(Fs.existsSync(Path.join(server.context.config.apps.appsDir, 'shop', 'compose.yaml'))).to.be.true();
+        expect(await containerIds('bazaar')).to.equal({});
+        expect(Fs.existsSync(Path.join(services.exports.NGINX_SITES_DIR, 'bazaar.conf'))).to.be.false();
+        expect(Fs.existsSync(Path.join(server.context.config.apps.appsDir, 'bazaar', 'compose.yaml'))).to.be.true();
         expect(Fs.existsSync(certificateDir)).to.be.true();
-        expect((await engine.getVolume('shop_data').inspect()).Name).to.equal('shop_data');
-        expect((await engine.getImage(`${registry}/gatehouse-test/shop:1`).inspect()).Id).to.exist();
-        expect((await admin.get('/api/apps/shop')).status).to.equal(404);
+        expect((await engine.getVolume('bazaar_data').inspect()).Name).to.equal('bazaar_data');
+        expect((await engine.getImage(`${registry}/gatehouse-test/bazaar:1`).inspect()).Id).to.exist();
+        expect((await admin.get('/api/apps/bazaar')).status).to.equal(404);
         // Without removeDns the record stays.
-        expect(await addressesAt(bind.server, `shop.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
+        expect(await addressesAt(bind.server, `bazaar.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
     });
 
     it('deletes with every option, archiving the data and never removing what was there before', async () => {
         // A volume that exists before the app: the deploy uses it, the delete must keep it.
-        await engine.createVolume({ Name: 'blog_data' });
-        const deployed = await deployWithDataVolume('blog', 'blog', ['./uploads:/uploads']);
-        expect(await addressesAt(bind.server, `blog.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
-        const appDir = Path.join(server.context.config.apps.appsDir, 'blog');
+        await engine.createVolume({ Name: 'chronicle_data' });
+        const deployed = await deployWithDataVolume('chronicle', 'chronicle', ['./uploads:/uploads']);
+        expect(await addressesAt(bind.server, `chronicle.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
+        const appDir = Path.join(server.context.config.apps.appsDir, 'chronicle');
         Fs.writeFileSync(Path.join(appDir, 'uploads', 'photo.txt'), 'a photo\n');
 
         const options = {
@@ -419,43 +490,47 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             removeImages: true,
             forgetHistory: true,
         };
-        const { end, messages, runId } = await run('delete', '/api/apps/blog', { confirm: 'blog', ...options });
+        const { end, messages, runId } = await run('delete', '/api/apps/chronicle', { confirm: 'chronicle', ...options });
         expect(end.state, JSON.stringify(linesOf(messages))).to.equal('succeeded');
         const texts = linesOf(messages)
             .map((line) => line.text)
             .join('\n');
-        expect(texts).to.contain('Kept volume blog_data');
-        expect((await engine.getVolume('blog_data').inspect()).Name).to.equal('blog_data');
-        await expect(engine.getImage(`${registry}/gatehouse-test/blog:1`).inspect()).to.reject();
+        expect(texts).to.contain('Kept volume chronicle_data');
+        expect((await engine.getVolume('chronicle_data').inspect()).Name).to.equal('chronicle_data');
+        await expect(engine.getImage(`${registry}/gatehouse-test/chronicle:1`).inspect()).to.reject();
         expect(Fs.existsSync(appDir)).to.be.false();
-        expect(Fs.existsSync(Path.join(server.context.config.apps.certificatesDir, `blog.${BASE_DOMAIN}`))).to.be.false();
-        expect(await addressesAt(bind.server, `blog.${BASE_DOMAIN}`)).to.equal([]);
-        const archives = Fs.readdirSync(server.context.config.apps.archivesDir).filter((file) => file.startsWith('blog-'));
+        expect(Fs.existsSync(Path.join(server.context.config.apps.certificatesDir, `chronicle.${BASE_DOMAIN}`))).to.be.false();
+        expect(await addressesAt(bind.server, `chronicle.${BASE_DOMAIN}`)).to.equal([]);
+        const archives = Fs.readdirSync(server.context.config.apps.archivesDir).filter((file) => file.startsWith('chronicle-'));
         expect(archives).to.have.length(1);
         const listing = spawnSync('tar', ['-tzf', Path.join(server.context.config.apps.archivesDir, archives[0] ?? '')], {
             encoding: 'utf8',
         });
-        expect(listing.stdout).to.contain('blog/uploads/photo.txt');
+        expect(listing.stdout).to.contain('chronicle/uploads/photo.txt');
         // History forgotten: only the delete run itself is left.
         expect((await admin.get(`/api/runs/${deployed.runId}`)).status).to.equal(404);
         expect((await admin.get(`/api/runs/${runId}`)).status).to.equal(200);
     });
     it('deletes what was there before the app too with includePreexisting', async () => {
-        await engine.createVolume({ Name: 'wiki_data' });
-        await deployWithDataVolume('wiki', 'shop');
-        docker('exec', 'wiki-web-1', 'sh', '-c', 'mkdir -p /data/pages && echo "the front page" > /data/pages/front.txt');
+        await engine.createVolume({ Name: 'codex_data' });
+        await deployWithDataVolume('codex', 'bazaar');
+        docker('exec', 'codex-web-1', 'sh', '-c', 'mkdir -p /data/pages && echo "the front page" > /data/pages/front.txt');
 
-        const { end, messages } = await run('delete', '/api/apps/wiki', { confirm: 'wiki', removeVolumes: true, includePreexisting: true });
+        const { end, messages } = await run('delete', '/api/apps/codex', {
+            confirm: 'codex',
+            removeVolumes: true,
+            includePreexisting: true,
+        });
         expect(end.state).to.equal('succeeded');
-        expect(linesOf(messages).map((line) => line.text)).to.include('Removed volume wiki_data');
-        await expect(engine.getVolume('wiki_data').inspect()).to.reject();
+        expect(linesOf(messages).map((line) => line.text)).to.include('Removed volume codex_data');
+        await expect(engine.getVolume('codex_data').inspect()).to.reject();
 
         // The volume's files were archived before it went, and the archive is readable by tar.
         const { archivesDir } = server.context.config.apps;
-        const archives = Fs.readdirSync(archivesDir).filter((file) => file.startsWith('wiki-'));
+        const archives = Fs.readdirSync(archivesDir).filter((file) => file.startsWith('codex-'));
         expect(archives).to.have.length(1);
         const [archiveName = ''] = archives;
-        expect(archiveName).to.endWith('-volume-wiki_data.tar.gz');
+        expect(archiveName).to.endWith('-volume-codex_data.tar.gz');
         const archive = Path.join(archivesDir, archiveName);
         expect(Fs.statSync(archive).mode & 0o777).to.equal(0o600);
         const text = spawnSync('tar', ['-xzOf', archive, 'volume/pages/front.txt'], { encoding: 'utf8' });
@@ -463,24 +538,26 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         // Docker refuses to remove a volume a container still mounts: the reader went before the volume did.
 
         // removeArchives takes the volume's archive too.
-        expect((await admin.post('/api/apps', { name: 'wiki', image: `${registry}/gatehouse-test/shop`, tag: '1' })).status).to.equal(201);
-        expect((await run('delete', '/api/apps/wiki', { confirm: 'wiki', removeArchives: true })).end.state).to.equal('succeeded');
-        expect(Fs.readdirSync(archivesDir).filter((file) => file.startsWith('wiki-'))).to.equal([]);
+        expect((await admin.post('/api/apps', { name: 'codex', image: `${registry}/gatehouse-test/bazaar`, tag: '1' })).status).to.equal(
+            201,
+        );
+        expect((await run('delete', '/api/apps/codex', { confirm: 'codex', removeArchives: true })).end.state).to.equal('succeeded');
+        expect(Fs.readdirSync(archivesDir).filter((file) => file.startsWith('codex-'))).to.equal([]);
     });
 
     it('keeps a volume it cannot archive rather than lose its files', async () => {
-        const image = `${registry}/gatehouse-test/shop:1`;
-        await deployWithDataVolume('notes', 'shop');
+        const image = `${registry}/gatehouse-test/bazaar:1`;
+        await deployWithDataVolume('memo', 'bazaar');
         // Untagged while its container runs: once the container goes, no image of the app is left to read the volume with.
         const imageId = docker('image', 'inspect', '--format', '{{.Id}}', image);
         docker('rmi', '-f', image);
 
-        const { end, messages } = await run('delete', '/api/apps/notes', { confirm: 'notes', removeVolumes: true });
+        const { end, messages } = await run('delete', '/api/apps/memo', { confirm: 'memo', removeVolumes: true });
         expect(end.state).to.equal('succeeded');
         expect(linesOf(messages).map((line) => line.text)).to.include(
-            'Kept volume notes_data: no image of the app is left to read it with, so it could not be archived (removeArchives removes it unarchived)',
+            'Kept volume memo_data: no image of the app is left to read it with, so it could not be archived (removeArchives removes it unarchived)',
         );
-        expect((await engine.getVolume('notes_data').inspect()).Name).to.equal('notes_data');
+        expect((await engine.getVolume('memo_data').inspect()).Name).to.equal('memo_data');
         await engine.getImage(imageId).remove({ force: true });
     });
 });

@@ -1,3 +1,4 @@
+// needs: docker, chromium
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -6,6 +7,7 @@ import * as Lab from '@hapi/lab';
 
 import type { Browser } from '../../../../helpers/browser.ts';
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
 import type { AuthentikStandIn } from '../../../../support/authentik/index.ts';
 import { launchChromium } from '../../../../support/chromium.ts';
 import { APACHE_OIDC_CONF as OIDC_CONF, APACHE_SSO, debianImage } from '../../../../support/debian-images.ts';
@@ -18,7 +20,8 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APP = 'ledger';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `ledger-${Math.random().toString(36).slice(2, 8)}`;
 
 interface Identity {
     account: string;
@@ -211,7 +214,16 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
         );
         expect(failed.state, failed.text).to.equal('rolled back');
         expect((await identity()).account).to.equal('oidc');
-        expect(await whoamiAs('clerk', 'clerk-password')).to.contain('REMOTE_USER=clerk\n');
+        // The rollback starts the previous container again; Apache answers once it has started (nginx gives 502 before).
+        const who = await waitUntil(
+            'the app serves again after the rollback',
+            () => whoamiAs('clerk', 'clerk-password').catch(() => undefined),
+            {
+                timeoutMs: 60_000,
+                intervalMs: 500,
+            },
+        );
+        expect(who).to.contain('REMOTE_USER=clerk\n');
 
         const changed = await runToEnd(
             admin,

@@ -1,3 +1,4 @@
+// needs: docker
 import { execFileSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -19,7 +20,8 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'door.test';
-const APP = 'vault';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `vault-${Math.random().toString(36).slice(2, 8)}`;
 /** The Apache image under a name of its own, so that only this test's recipe applies to it. */
 const REPOSITORY = 'gatehouse-test/apache-own-door';
 

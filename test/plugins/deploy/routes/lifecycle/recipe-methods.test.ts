@@ -1,4 +1,6 @@
+// needs: docker
 import { execFileSync } from 'node:child_process';
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -20,8 +22,14 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'recipes.test';
-const APP = 'portal';
-const OTHER = 'portal-two';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `portal-${Math.random().toString(36).slice(2, 8)}`;
+const OTHER = `${APP}-two`;
+
+/** An htpasswd line in Apache's `{SHA}` form, made here so that the test needs no htpasswd binary (apache2-utils). */
+function htpasswdLine(user: string, password: string): string {
+    return `${user}:{SHA}${Crypto.createHash('sha1').update(password).digest('base64')}\n`;
+}
 
 /**
  * Apache's own login is HTTP Basic unless PORTAL_REQUIRE opens it; a request that comes from the address in
@@ -102,10 +110,7 @@ describe(
             const appDir = Path.join(server.context.config.apps.appsDir, name);
             Fs.mkdirSync(appDir, { recursive: true });
             Fs.writeFileSync(Path.join(appDir, 'portal.conf'), PORTAL_CONF);
-            Fs.writeFileSync(
-                Path.join(appDir, 'portal.htpasswd'),
-                execFileSync('htpasswd', ['-nbB', 'someone', 'some-password'], { encoding: 'utf8' }),
-            );
+            Fs.writeFileSync(Path.join(appDir, 'portal.htpasswd'), htpasswdLine('someone', 'some-password'));
             expect((await admin.put(`/api/apps/${name}/draft`, { compose: composeFor(port) })).status).to.equal(200);
             expect((await admin.put(`/api/apps/${name}/access`, { groups: [{ pk: readers, name: 'portal-users' }] })).status).to.equal(200);
         };
@@ -231,7 +236,7 @@ describe(
                     identity: { recipe: { id: string; title: string; level: string }; options: Array<{ method: string; section: string }> };
                 };
             };
-            expect(other.app.identity.recipe).to.equal({ id: recipe.id, title: 'portal', level: 'tested' });
+            expect(other.app.identity.recipe).to.equal({ id: recipe.id, title: APP, level: 'tested' });
             expect(other.app.identity.options[0]).to.include({ method: 'none', section: 'recommended' });
         });
     },

@@ -1,9 +1,10 @@
+// needs: docker
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import Docker from 'dockerode';
 
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
-import { freePort } from '../../../../helpers/server.ts';
+import { appHostPorts } from '../../../../helpers/server.ts';
 import { type AuthRegistry, pushWithLogin, startAuthRegistry } from '../../../../support/auth-registry.ts';
 import { buildWebImage, docker } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
@@ -29,11 +30,11 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
     });
 
     after(async () => {
-        for (const container of await engine.listContainers({ all: true, filters: { label: ['com.docker.compose.project=vault'] } })) {
+        for (const container of await engine.listContainers({ all: true, filters: { label: ['com.docker.compose.project=coffer'] } })) {
             await engine.getContainer(container.Id).remove({ force: true });
         }
 
-        for (const network of await engine.listNetworks({ filters: { label: ['com.docker.compose.project=vault'] } })) {
+        for (const network of await engine.listNetworks({ filters: { label: ['com.docker.compose.project=coffer'] } })) {
             await engine.getNetwork(network.Id).remove();
         }
 
@@ -55,16 +56,18 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
         const server = await deployTestServer({
             ...exports,
             BASE_DOMAIN: 'apps.test',
-            APPS_FIRST_HOST_PORT: String(await freePort()),
+            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
             REGISTRY_URL: registry.url,
             REGISTRY_USERNAME: registry.username,
             REGISTRY_PASSWORD: password,
         });
         servers.push(server);
         expect(
-            (await server.admin.post('/api/apps', { name: 'vault', image: `${registry.url}/gatehouse-test/private`, tag: '1' })).status,
+            (await server.admin.post('/api/apps', { name: 'coffer', image: `${registry.url}/gatehouse-test/private`, tag: '1' })).status,
         ).to.equal(201);
-        const started = await server.admin.post('/api/apps/vault/deploy', {});
+        // No identity provider here: the app is meant to be public.
+        expect((await server.admin.put('/api/apps/coffer/draft', { auth: { access: 'public' } })).status).to.equal(200);
+        const started = await server.admin.post('/api/apps/coffer/deploy', {});
         expect(started.status, started.text).to.equal(202);
         const messages = await readEvents(server.admin, `/api/runs/${(started.body as { runId: number }).runId}/events`);
         const end = JSON.parse(messages.find((message) => message.event === 'end')?.data ?? '{}') as { state: string; error: string };
@@ -83,6 +86,6 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
         expect(end.state, text).to.equal('succeeded');
         expect(text).to.contain(`Pulled ${image}`);
         expect(text).to.not.contain(registry.password);
-        expect((await engine.getContainer('vault-app-1').inspect()).State.Running).to.be.true();
+        expect((await engine.getContainer('coffer-app-1').inspect()).State.Running).to.be.true();
     });
 });

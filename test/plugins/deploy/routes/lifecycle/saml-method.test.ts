@@ -1,3 +1,4 @@
+// needs: docker
 import { execFileSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -18,7 +19,8 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APP = 'archive';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `archive-${Math.random().toString(36).slice(2, 8)}`;
 const ACS = '/mellon/postResponse';
 
 /**
@@ -128,8 +130,10 @@ describe('deploy manager: SAML 2.0 into a real Apache with mod_auth_mellon', { t
         expect(provider).to.include({ acs_url: `${origin()}${ACS}`, sp_binding: 'post', sign_assertion: true });
         expect(provider?.signing_kp).to.exist();
         const site = Fs.readFileSync(Path.join(server.context.config.apps.nginxSitesDir, `${APP}.conf`), 'utf8');
-        const acsBlock = site.slice(site.indexOf(`location ${ACS}`), site.indexOf('}', site.indexOf(`location ${ACS}`)));
-        expect(acsBlock).to.contain('proxy_pass');
+        expect(site).to.not.contain(`location ${ACS}`);
+        const acsBlock = site.slice(site.indexOf(`location = ${ACS} {`), site.indexOf('}', site.indexOf(`location = ${ACS} {`)));
+        expect(acsBlock).to.contain(`proxy_pass http://127.0.0.1:${port}${ACS};`);
+        expect(acsBlock).to.contain('proxy_set_header Remote-User "";');
         expect(acsBlock).to.not.contain('auth_request');
 
         const shown = (await admin.get(`/api/apps/${APP}`)).body as { app: { identity: { values: Record<string, string> } } };

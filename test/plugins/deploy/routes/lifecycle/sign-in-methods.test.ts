@@ -1,3 +1,4 @@
+// needs: docker
 import { execFileSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -18,7 +19,8 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APP = 'portal';
+// Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
+const APP = `portal-${Math.random().toString(36).slice(2, 8)}`;
 const SHARED_PASSWORD = 'shared-account-password-7';
 
 /** Apache takes the visitor's name from Remote-User, but only from the address nginx's requests arrive from. */
@@ -159,6 +161,15 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
         expect(shown.app.identity.values.headers).to.equal(
             'Remote-User, Remote-Email, Remote-Name, X-idp-username, X-idp-email, X-idp-name',
         );
+        // The address to trust is shown as the address it is: the gateway of the network the app's container is on.
+        const networks = JSON.parse(
+            execFileSync('docker', ['inspect', '--format', '{{json .NetworkSettings.Networks}}', `${APP}-web-1`], { encoding: 'utf8' }),
+        ) as Record<string, { Gateway: string }>;
+        const gateway = Object.values(networks)[0]?.Gateway;
+        expect(gateway).to.match(/^\d+\.\d+\.\d+\.\d+$/);
+        expect(shown.app.identity.values.trustedAddress).to.equal(
+            `${gateway} (the gateway of the app's network, where nginx's requests come from)`,
+        );
     });
 
     it('basic: the shared account is sent to the app on every request, and its password is never shown', async () => {
@@ -202,8 +213,13 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
 
         const who = await whoami(await signedIn('reader', 'reader-password'));
         expect(who).to.contain('REMOTE_USER=shared');
-        const draft = (await admin.get(`/api/apps/${APP}`)).body as { app: { draft: { account: string; sharedUser: string } } };
+        const draft = (await admin.get(`/api/apps/${APP}`)).body as {
+            app: { draft: { account: string; sharedUser: string }; identity: { check: { ok: boolean; text: string } | null } };
+        };
         expect(draft.app.draft.account).to.equal('basic');
+        // The check shown is the method in force's, which works: not the rolled-back run's failed one.
+        expect(draft.app.identity.check?.ok, JSON.stringify(draft.app.identity.check)).to.be.true();
+        expect(draft.app.identity.check?.text).to.contain('accepts the shared account shared');
         // The password that works is still the one kept: the next run uses it.
         const again = await startRun('post', `/api/apps/${APP}/sso`, { account: 'basic' });
         expect(again.state, again.text).to.equal('succeeded');

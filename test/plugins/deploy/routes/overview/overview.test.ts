@@ -1,3 +1,4 @@
+// needs: docker
 import Fs from 'node:fs';
 import Path from 'node:path';
 

@@ -1,3 +1,5 @@
+// needs: docker
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +15,7 @@ import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 import { createTestServer, temporaryDirectory } from '../../../../helpers/server.ts';
 import { type DockerHubStandIn, startDockerHub } from '../../../../support/docker-hub.ts';
+import { buildTestImage, docker } from '../../../../support/images.ts';
 import { type LocalRegistry, pushImage, startLocalRegistry } from '../../../../support/local-registry.ts';
 
 export const lab = Lab.script();
@@ -86,6 +89,7 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
     let recipeDir: string;
     let listFile: string;
     let registry: LocalRegistry;
+    let labelledImage = '';
 
     before(async () => {
         listServer = Http.createServer((request, response) => {
@@ -99,6 +103,20 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
         listFile = Path.join(recipeDir, 'legacy.json');
         Fs.writeFileSync(listFile, JSON.stringify([{ type: 'container', title: 'Legacy app', image: 'example/legacy:1' }]));
         registry = await startLocalRegistry();
+        // Built before the server starts: a build blocks this process for a while. Its name has a part of its own, as
+        // the Docker engine is shared with other runs.
+        labelledImage = `${registry.host}/team/labelled-${Crypto.randomBytes(3).toString('hex')}`;
+        buildTestImage(
+            `${labelledImage}:1.0`,
+            {
+                lines: [
+                    'LABEL org.opencontainers.image.description="A board for teams. Sign in with OpenID Connect."',
+                    'LABEL org.opencontainers.image.documentation="https://docs.example.org/guides/saml/"',
+                    'LABEL org.opencontainers.image.source="https://git.example.org/team/labelled"',
+                ],
+            },
+            true,
+        );
         await pushImage(registry, 'team/portal', '1.0', {
             architecture: 'amd64',
             os: 'linux',
@@ -114,6 +132,8 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
             // Docker Hub's registry is not reachable from the tests: a closed loopback port stands for it.
             HUB_URL: 'http://127.0.0.1:9',
             HUB_REGISTRY_URL: 'http://127.0.0.1:9',
+            // The local registry stands for one on the internet.
+            HUB_ALLOWED_HOST_LIST: 'loopback',
         });
         editor = await deploy.signInAs('editor');
         viewer = await deploy.signInAs('viewer');
@@ -121,6 +141,10 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
 
     after(async () => {
         await deploy?.context.cleanup();
+        if (labelledImage) {
+            docker('image', 'rm', '-f', `${labelledImage}:1.0`);
+        }
+
         listServer?.close();
         await registry?.stop();
         Fs.rmSync(recipeDir, { recursive: true, force: true });
@@ -241,6 +265,56 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
         expect(plain.app.identity.options.filter((option) => option.section === 'evidence')).to.equal([]);
     });
 
+    it('keeps a method paid-only when a source that says nothing about editions speaks for it too', async () => {
+        const detection = (await editor.get('/api/sso/detect?image=mattermost/mattermost-team-edition')).body as { evidence: Evidence[] };
+        const saml = detection.evidence.find((item) => item.method === 'saml');
+        // The recipe and the curated list say paid only; authentik's integration guide names SAML without an edition.
+        expect(saml?.sources.some((source) => source.what.startsWith('authentik integration guide'))).to.equal(true);
+        expect(saml?.flags.paidOnly).to.equal(true);
+        expect(detection.evidence.find((item) => item.method === 'oidc')?.flags.paidOnly).to.equal(false);
+
+        expect((await editor.post('/api/apps', { name: 'chat', image: 'mattermost/mattermost-team-edition' })).status).to.equal(201);
+        const shown = (await editor.get('/api/apps/chat')).body as { app: { identity: { options: Option[] } } };
+        expect(shown.app.identity.options.find((option) => option.method === 'saml')).to.include({ paidOnly: true, recommended: false });
+    });
+
+    it('puts auto-login behind "more" when a single sign-on method is known, even when a source names it', async () => {
+        const detection = (await editor.get('/api/sso/detect?image=gitea/gitea')).body as { evidence: Evidence[] };
+        expect(detection.evidence.map((item) => item.method)).to.include(['oidc', 'autologin']);
+        expect((await editor.post('/api/apps', { name: 'forge', image: 'gitea/gitea' })).status).to.equal(201);
+        const shown = (await editor.get('/api/apps/forge')).body as { app: { identity: { options: Option[] } } };
+        const options = shown.app.identity.options;
+        expect(options.find((option) => option.method === 'autologin')?.section).to.equal('more');
+        expect(options.filter((option) => option.section === 'evidence').map((option) => option.method)).to.include(['oidc', 'header']);
+        expect(options.map((option) => option.section)).to.not.include('last-resort');
+    });
+
+    it("does not take another project's recipe for an image that only shares its name (bitwarden/server)", async () => {
+        const detection = (await editor.get('/api/sso/detect?image=bitwarden/server')).body as { recipe: unknown; app: unknown };
+        expect(detection.recipe).to.equal(null);
+        expect(detection.app).to.equal(null);
+        const vaultwarden = (await editor.get('/api/sso/detect?image=vaultwarden/server')).body as { recipe: { id: string } };
+        expect(vaultwarden.recipe.id).to.equal('vaultwarden');
+    });
+
+    it("reads an image's OCI labels from its registry, and offers what they name in the app's main list", async () => {
+        const image = labelledImage;
+        const detection = (await editor.get(`/api/sso/detect?image=${encodeURIComponent(`${image}:1.0`)}`)).body as {
+            evidence: Evidence[];
+            inspection: { ok: boolean };
+        };
+        expect(detection.inspection.ok).to.equal(true);
+        const oidc = detection.evidence.find((item) => item.method === 'oidc');
+        expect(oidc?.level).to.equal('found');
+        expect(oidc?.sources[0]?.what).to.equal('image label: Sign in with OpenID Connect.');
+        expect(detection.evidence.find((item) => item.method === 'saml')?.sources[0]?.what).to.contain('docs.example.org/guides/saml');
+
+        expect((await editor.post('/api/apps', { name: 'labelled', image, tag: '1.0' })).status).to.equal(201);
+        const shown = (await editor.get('/api/apps/labelled')).body as { app: { identity: { options: Option[] } } };
+        expect(shown.app.identity.options.find((option) => option.method === 'oidc')).to.include({ section: 'evidence', level: 'found' });
+        expect(shown.app.identity.options.find((option) => option.method === 'autologin')?.section).to.equal('more');
+    });
+
     it('lists the catalog: template recipes, then the imported lists matched to recipes; a broken list is reported', async () => {
         const answer = await viewer.get('/api/catalog');
         expect(answer.status).to.equal(200);
@@ -312,6 +386,14 @@ describe("deploy manager: the evidence from an image's Docker Hub page", () => {
         expect(basic?.sources[0]?.what).to.match(/^image readme: .*HTTP Basic/);
         expect(hubStandIn.requests.map((request) => request.path)).to.include('/v2/repositories/library/nginx/');
     });
+
+    it("offers a method only the image's README names in the app's main list, with its found-in-docs level", async () => {
+        expect((await deploy.admin.post('/api/apps', { name: 'proxy', image: 'nginx', tag: '1.27' })).status).to.equal(201);
+        const shown = (await deploy.admin.get('/api/apps/proxy')).body as { app: { identity: { options: Option[] } } };
+        const basic = shown.app.identity.options.find((option) => option.method === 'basic');
+        expect(basic).to.include({ section: 'evidence', level: 'found', recommended: false });
+        expect((basic as Option & { sources: Array<{ what: string }> }).sources[0]?.what).to.match(/^image readme: /);
+    });
 });
 
 describe('deploy manager: a recipe file that is not valid stops the start', () => {
@@ -319,7 +401,8 @@ describe('deploy manager: a recipe file that is not valid stops the start', () =
         [
             'bad-method.yaml',
             'image: a/b\ntitle: B\nmethod: magic\nlevel: documented\nsources: ["https://example.org/"]\n',
-            /bad-method\.yaml: method: must be equal to one of the allowed values: oidc/,
+            // The methods there are, as plugins/sso/ has them.
+            /bad-method\.yaml: method: must be equal to one of the allowed values: autologin, basic, header, none, oidc, own, saml$/,
         ],
         [
             'bad-field.yaml',
@@ -335,6 +418,26 @@ describe('deploy manager: a recipe file that is not valid stops the start', () =
             'own-door.yaml',
             'image: a/b\ntitle: B\nmethod: header\nlevel: documented\nsources: ["https://example.org/"]\nownDoor: true\n',
             /own-door\.yaml: ownDoor: only an oidc recipe can leave forward auth out/,
+        ],
+        [
+            'open-acs.yaml',
+            'image: a/b\ntitle: B\nmethod: saml\nlevel: documented\nsources: ["https://example.org/"]\nsamlAcs: /\n',
+            /open-acs\.yaml: samlAcs: must be the path of the app's assertion consumer service alone/,
+        ],
+        [
+            'climbing-acs.yaml',
+            'image: a/b\ntitle: B\nmethod: saml\nlevel: documented\nsources: ["https://example.org/"]\nsamlAcs: /saml/../admin\n',
+            /climbing-acs\.yaml: samlAcs: must be (the|a) path/,
+        ],
+        [
+            'bad-image.yaml',
+            'image: a//b:latest\ntitle: B\nmethod: oidc\nlevel: documented\nsources: ["https://example.org/"]\n',
+            /bad-image\.yaml: image: /,
+        ],
+        [
+            'bad-template.yaml',
+            'image: a/b\ntitle: B\nmethod: oidc\nlevel: documented\nsources: ["https://example.org/"]\ncompose: "services: [unclosed"\n',
+            /bad-template\.yaml: compose: not YAML/,
         ],
         ['Bad_Name.yaml', 'image: a/b\n', /Bad_Name\.yaml: the file name must be <id>\.yaml/],
         ['not-yaml.yaml', 'image: [unclosed\n', /not-yaml\.yaml: not YAML/],

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
@@ -9,7 +11,7 @@ import { runs } from '../../../../../plugins/deploy/domain/runs/run-service.ts';
 import { ROOT_DIR } from '../../../../../server.ts';
 import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
-import { createTestServer } from '../../../../helpers/server.ts';
+import { createTestServer, type TestServer } from '../../../../helpers/server.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
 import { readEvents } from '../../../../support/sse.ts';
 
@@ -18,6 +20,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const STEPS = Path.join(ROOT_DIR, 'test', 'fixtures', 'jobs', 'run-steps.ts');
+const OWN_A_RUN = Path.join(ROOT_DIR, 'test', 'fixtures', 'jobs', 'own-a-run.ts');
 
 describe('deploy manager: runs and their live logs', () => {
     let server: DeployTestServer;
@@ -43,14 +46,16 @@ describe('deploy manager: runs and their live logs', () => {
         return first;
     };
 
+    /** Starts a run of the steps fixture for the app, on the given server (default: this file's). */
+    const startSteps = async (
+        app: string,
+        data: { steps: number; delayMs: number; outcome?: 'failed'; untilFile?: string },
+        options: { on?: TestServer['server']; kind?: string } = {},
+    ): Promise<number> =>
+        runs(options.on ?? server.context.server).start({ app, kind: options.kind ?? 'test', actor: await actor(), script: STEPS, data });
+
     it('streams every line live, in order, then an end event carrying the run', async () => {
-        const runId = await runs(server.context.server).start({
-            app: 'runner',
-            kind: 'test',
-            actor: await actor(),
-            script: STEPS,
-            data: { steps: 5, delayMs: 60 },
-        });
+        const runId = await startSteps('runner', { steps: 5, delayMs: 60 });
         const messages = await readEvents(viewer, `/api/runs/${runId}/events`);
         const lines = messages.filter((message) => message.event === 'event');
         expect(lines.map((message) => Number(message.id))).to.equal([1, 2, 3, 4, 5]);
@@ -61,17 +66,8 @@ describe('deploy manager: runs and their live logs', () => {
     });
 
     it('refuses a second run of the same app while one is in progress (409)', async () => {
-        const service = runs(server.context.server);
-        const runId = await service.start({
-            app: 'runner',
-            kind: 'test',
-            actor: await actor(),
-            script: STEPS,
-            data: { steps: 3, delayMs: 100 },
-        });
-        await expect(
-            service.start({ app: 'runner', kind: 'test', actor: await actor(), script: STEPS, data: { steps: 1, delayMs: 1 } }),
-        ).to.reject(ConflictError);
+        const runId = await startSteps('runner', { steps: 3, delayMs: 100 });
+        await expect(startSteps('runner', { steps: 1, delayMs: 1 })).to.reject(ConflictError);
         const messages = await readEvents(viewer, `/api/apps/runner/runs/${runId}/events`);
         expect(messages.at(-1)?.event).to.equal('end');
     });
@@ -95,13 +91,7 @@ describe('deploy manager: runs and their live logs', () => {
     });
 
     it('gives a late subscriber everything, and a reconnecting one only what it missed', async () => {
-        const runId = await runs(server.context.server).start({
-            app: 'runner',
-            kind: 'test',
-            actor: await actor(),
-            script: STEPS,
-            data: { steps: 4, delayMs: 10, outcome: 'failed' },
-        });
+        const runId = await startSteps('runner', { steps: 4, delayMs: 10, outcome: 'failed' });
         const first = await readEvents(viewer, `/api/runs/${runId}/events`);
         expect(first.filter((message) => message.event === 'event').length).to.equal(4);
         const late = await readEvents(viewer, `/api/apps/runner/runs/${runId}/events`);
@@ -144,16 +134,102 @@ describe('deploy manager: runs and their live logs', () => {
             expect(run.state).to.equal('interrupted');
             const events = await runs(restarted.server).eventsAfter(Number(id), 0);
             expect(events.at(-1)?.text).to.contain('interrupted');
-            const next = await runs(restarted.server).start({
-                app: 'runner',
-                kind: 'after-restart',
-                actor: await actor(),
-                script: STEPS,
-                data: { steps: 1, delayMs: 1 },
-            });
+            const next = await startSteps('runner', { steps: 1, delayMs: 1 }, { on: restarted.server, kind: 'after-restart' });
             await waitUntil('the run after the restart ended', async () => (await runs(restarted.server).get(next)).state !== 'running');
         } finally {
             await restarted.server.stop();
+        }
+    });
+
+    it('leaves a run that another live server owns alone: a second server on the database neither interrupts it nor starts the app again', async () => {
+        const endNow = Path.join(server.context.dataDir, 'end-the-shared-run');
+        const runId = await startSteps('shared', { steps: 3, delayMs: 50, untilFile: endNow });
+        const second = await createTestServer(
+            { RUN_LEASE_SECONDS: '2' },
+            { dataDir: server.context.dataDir, database: server.context.database },
+        );
+        try {
+            await runs(second.server).takeOverLapsed();
+            expect((await runs(second.server).get(runId)).state).to.equal('running');
+            await expect(startSteps('shared', { steps: 1, delayMs: 1 }, { on: second.server })).to.reject(ConflictError);
+            Fs.writeFileSync(endNow, '');
+            const messages = await readEvents(viewer, `/api/runs/${runId}/events`);
+            expect(messages.at(-1)?.event).to.equal('end');
+            expect((await runs(second.server).get(runId)).state).to.equal('succeeded');
+            const seqs = (await runs(second.server).eventsAfter(runId, 0)).map((event) => event.seq);
+            expect(seqs).to.equal(Array.from({ length: seqs.length }, (_, index) => index + 1));
+        } finally {
+            await second.server.stop();
+        }
+    });
+
+    it('streams a run that another Gatehouse on the database executes, live and in order, to its end', async () => {
+        const second = await createTestServer({}, { dataDir: server.context.dataDir, database: server.context.database });
+        try {
+            const endNow = Path.join(server.context.dataDir, 'end-the-other-run');
+            const runId = await startSteps('elsewhere', { steps: 4, delayMs: 100, untilFile: endNow }, { on: second.server });
+            // Asked of this file's server, which does not execute the run: its lines come from the database.
+            const reading = readEvents(viewer, `/api/runs/${runId}/events`);
+            await waitUntil(
+                'the other server has written a line',
+                async () => (await runs(server.context.server).eventsAfter(runId, 0)).length > 0,
+                {
+                    timeoutMs: 30_000,
+                    intervalMs: 50,
+                },
+            );
+            Fs.writeFileSync(endNow, '');
+            const messages = await reading;
+            const seqs = messages.filter((message) => message.event === 'event').map((message) => Number(message.id));
+            expect(seqs.length).to.be.above(3);
+            expect(seqs).to.equal(Array.from({ length: seqs.length }, (_, index) => index + 1));
+            const end = messages.at(-1);
+            expect(end?.event).to.equal('end');
+            expect((JSON.parse(end?.data ?? '{}') as { state: string }).state).to.equal('succeeded');
+        } finally {
+            await second.server.stop();
+        }
+    });
+
+    it('takes over the run of a server killed mid-run once its lease lapses, not before: interrupted, with an event, the app free', async () => {
+        const lapsing = await createTestServer(
+            { RUN_LEASE_SECONDS: '2' },
+            { dataDir: server.context.dataDir, database: server.context.database },
+        );
+        const owner = spawn(process.execPath, ['--import', 'tsx', OWN_A_RUN], {
+            cwd: ROOT_DIR,
+            env: {
+                ...process.env,
+                DATA_DIR: server.context.dataDir,
+                DATABASE_URL: server.context.database.databaseUrl,
+                RUN_LEASE_SECONDS: '2',
+                APP: 'killed',
+            },
+            stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        try {
+            let printed = '';
+            owner.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+            await waitUntil('the owning process started its run', () => /run \d+/.test(printed), { timeoutMs: 90_000 });
+            const runId = Number(/run (\d+)/.exec(printed)?.[1]);
+            const service = runs(lapsing.server);
+            // Over two lease periods of lines, with the other server sweeping every period: the live owner keeps it.
+            await waitUntil('the run logged for two lease periods', async () => (await service.eventsAfter(runId, 0)).length >= 90, {
+                timeoutMs: 60_000,
+            });
+            await service.takeOverLapsed();
+            expect((await service.get(runId)).state).to.equal('running');
+
+            owner.kill('SIGKILL');
+            await waitUntil("the killed server's run is interrupted", async () => (await service.get(runId)).state === 'interrupted', {
+                timeoutMs: 30_000,
+            });
+            expect((await service.eventsAfter(runId, 0)).at(-1)?.text).to.contain('interrupted');
+            const next = await startSteps('killed', { steps: 1, delayMs: 1 }, { on: lapsing.server, kind: 'after-kill' });
+            await waitUntil('the next run of the app ended', async () => (await service.get(next)).state === 'succeeded');
+        } finally {
+            owner.kill('SIGKILL');
+            await lapsing.server.stop();
         }
     });
 });

@@ -1,3 +1,4 @@
+// needs: docker
 import { spawnSync } from 'node:child_process';
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
@@ -10,6 +11,7 @@ import { certificatePaths } from '../../../../../plugins/deploy/domain/host/cert
 import { dockerClient } from '../../../../../plugins/deploy/domain/host/docker-client.ts';
 import { reloadNginx } from '../../../../../plugins/deploy/domain/host/nginx-control.ts';
 import { logLines } from '../../../../../plugins/deploy/domain/host/docker-logs.ts';
+import type { FollowedLine } from '../../../../../plugins/deploy/domain/status/log-follow.ts';
 import type { AppLogs, AppStatus, ContainerLogs, ContainerStatus } from '../../../../../plugins/deploy/domain/status/status-service.ts';
 import { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
@@ -17,6 +19,7 @@ import { freePort } from '../../../../helpers/server.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
 import { buildTestImage, buildWebImage } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { followEvents } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -242,6 +245,7 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
             url: `http://127.0.0.1:${services.exports.NGINX_HTTP_PORT}/`,
             host: domain,
             statusCode: 404,
+            ok: true,
         });
         expect(before.probe.https).to.be.null();
         expect(before.certificate).to.be.null();
@@ -298,6 +302,60 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
         expect(answer.probe.http.statusCode).to.equal(200);
     });
 
+    it('behind forward auth, counts the probe as serving only when the app itself answers too', async () => {
+        const { nginxHttpPort } = server.context.config.host;
+        // As authentik's nginx block does for a visitor without a session: nginx answers with the sign-in, not the app.
+        const forwardAuthSite = (upstreamPort: number) =>
+            [
+                'server {',
+                `    listen 127.0.0.1:${nginxHttpPort};`,
+                `    server_name ${domain};`,
+                '    location / {',
+                '        auth_request /outpost.goauthentik.io/auth/nginx;',
+                '        error_page 401 = @goauthentik_proxy_signin;',
+                `        proxy_pass http://127.0.0.1:${upstreamPort};`,
+                '    }',
+                '    location /outpost.goauthentik.io {',
+                '        return 401;',
+                '    }',
+                '    location @goauthentik_proxy_signin {',
+                '        internal;',
+                '        return 302 /outpost.goauthentik.io/start?rd=$request_uri;',
+                '    }',
+                '}',
+                '',
+            ].join('\n');
+        const reload = async (site: string) => {
+            Fs.writeFileSync(sitePath, site);
+            const reloaded = await reloadNginx(server.context.config.host);
+            expect(reloaded.ok, reloaded.output).to.be.true();
+        };
+
+        try {
+            await reload(forwardAuthSite(webPort));
+            const serving = await until(
+                'nginx sends to the sign-in',
+                () => status(),
+                (body) => body.probe.http.statusCode === 302,
+            );
+            expect(serving.probe.http).to.include({ ok: true, error: null });
+
+            const closedPort = await freePort();
+            await reload(forwardAuthSite(closedPort));
+            const silent = await until(
+                'the probe sees the app silent',
+                () => status(),
+                (body) => !body.probe.http.ok,
+            );
+            expect(silent.probe.http.statusCode).to.equal(302);
+            expect(silent.probe.http.error).to.contain(
+                `nginx sends visitors to sign in, but its upstream http://127.0.0.1:${closedPort} did not answer`,
+            );
+        } finally {
+            await writeSite(true);
+        }
+    });
+
     it('gives each container its last lines, stdout and stderr demultiplexed, with timestamps', async () => {
         const answer = await logs();
         expect(answer.tail).to.equal(200);
@@ -325,6 +383,43 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
         // busybox httpd -v logs each request on stderr; the probes above made some.
         const web = byService(answer.services, 'web');
         expect(web.lines.some((line) => line.stream === 'stderr')).to.be.true();
+    });
+
+    it('follows the logs live: the last lines, then each new one as the container writes it, one service kept', async () => {
+        const followed = await followEvents(viewer, `/api/apps/${APP}/logs/stream?tail=3&service=worker`);
+        try {
+            const lines = () =>
+                followed.messages.filter((message) => message.event === 'line').map((message) => JSON.parse(message.data) as FollowedLine);
+            await waitUntil('the last three lines of the worker', () => lines().length >= 3, { timeoutMs: 30_000, intervalMs: 50 });
+            expect(lines().map(({ service, container }) => ({ service, container }))).to.equal(
+                Array.from({ length: 3 }, () => ({ service: 'worker', container: `${APP}-worker-1` })),
+            );
+            for (const line of lines()) expect(line.time).to.match(RFC3339);
+
+            // Something new in the container: its line arrives on the open stream.
+            const mark = `live-${Crypto.randomBytes(4).toString('hex')}`;
+            const exec = await dockerClient()
+                .getContainer(`${APP}-worker-1`)
+                .exec({ Cmd: ['sh', '-c', `echo ${mark} > /proc/1/fd/1`] });
+            await exec.start({ Detach: true });
+            await waitUntil('the new line on the stream', () => lines().some((line) => line.text === mark), {
+                timeoutMs: 30_000,
+                intervalMs: 50,
+            });
+            expect(lines().find((line) => line.text === mark)?.stream).to.equal('stdout');
+            expect(followed.ended).to.be.false();
+        } finally {
+            followed.close();
+        }
+
+        const empty = await followEvents(viewer, `/api/apps/${APP}/logs/stream?service=nosuchservice`);
+        await waitUntil('the end of a stream with nothing to follow', () => empty.ended, { timeoutMs: 10_000, intervalMs: 50 });
+        expect(empty.messages.map((message) => message.event)).to.equal(['end']);
+        expect(JSON.parse(empty.messages[0]?.data ?? '{}')).to.equal({ reason: 'the app has no container of the service nosuchservice' });
+
+        expect((await viewer.get(`/api/apps/nosuchapp/logs/stream`)).status).to.equal(404);
+        expect((await viewer.get(`/api/apps/${APP}/logs/stream?tail=-1`)).status).to.equal(422);
+        expect((await new Browser(server.baseUrl).get(`/api/apps/${APP}/logs/stream`)).status).to.equal(401);
     });
 
     it('honours tail: the last N lines of each container', async () => {

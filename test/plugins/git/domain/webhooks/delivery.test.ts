@@ -325,3 +325,43 @@ describe('webhooks: restart', () => {
         }
     });
 });
+
+describe('webhooks: several Gatehouse processes on one database', () => {
+    it('sends each queued delivery once, whichever process claims it', async () => {
+        const first = await createTestServer(FAST_RETRIES);
+        const receiver = await startReceiver();
+        const others: TestServer[] = [];
+        try {
+            // Queued while no process sends: then two start at once and both find every delivery due.
+            const admin = await createTestUser(first.server, { name: 'balanced', admin: true });
+            await createHook(first, admin, receiver.url);
+            await createRepo(first, admin, 'balanced', 'busy');
+            for (let index = 0; index < 15; index += 1) {
+                await createIssue(first, admin, 'balanced/busy', `Queued ${index}`);
+            }
+            await first.server.stop();
+            const queued = (await first.database.knex('hook_tasks').where({ is_delivered: false })).length;
+            expect(queued).to.equal(16);
+
+            for (let index = 0; index < 2; index += 1) {
+                others.push(await createTestServer(FAST_RETRIES, { dataDir: first.dataDir, database: first.database }));
+            }
+            await Promise.all(others.map((other) => other.server.start()));
+            await waitUntil(
+                'every delivery is sent',
+                async () => (await first.database.knex('hook_tasks').where({ is_delivered: false })).length === 0,
+                {
+                    timeoutMs: 60_000,
+                    intervalMs: 50,
+                },
+            );
+            const deliveries = receiver.received.map((delivery) => String(delivery.headers['x-gitea-delivery']));
+            expect(deliveries.length).to.equal(16);
+            expect(new Set(deliveries).size).to.equal(16);
+        } finally {
+            await receiver.close();
+            for (const other of others) await other.server.stop();
+            await first.cleanup();
+        }
+    });
+});

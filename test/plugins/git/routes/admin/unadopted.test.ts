@@ -5,6 +5,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
+import { readSwagger } from '../../../../../lib/spec/git-loader.ts';
+import { GIT_SWAGGER_FILE } from '../../../../../server.ts';
 import { createTestServer, createTestUser, temporaryDirectory, type TestServer, type TestUser } from '../../../../helpers/server.ts';
 import { swaggerErrors } from '../../../../helpers/swagger.ts';
 import { giteaClient } from '../../../../helpers/git-client.ts';
@@ -104,6 +106,22 @@ describe('admin: unadopted repositories', () => {
         }
 
         expect((await request('GET', '?query=%7Bunclosed')).statusCode).to.equal(422);
+    });
+
+    it('reads the first of repeated `query` or `pattern` values, as Gitea reads a form value, `query` first', async () => {
+        const cases: Array<[string, string[]]> = [
+            ['?query=bob&query=alice', ['bob/three']],
+            ['?pattern=bob&pattern=alice', ['bob/three']],
+            ['?query=bob&pattern=alice', ['bob/three']],
+            ['?query=&pattern=bob', ['bob/three']],
+        ];
+        for (const [query, expected] of cases) {
+            expect((await list(query)).result, query).to.equal(expected);
+        }
+
+        const document = readSwagger(GIT_SWAGGER_FILE);
+        const names = document.paths['/admin/unadopted']?.get?.parameters?.map((parameter) => parameter.name);
+        expect(names).to.include(['query', 'pattern']);
     });
 
     it('adopts a repository as private, taking the default branch from disk', async () => {

@@ -331,5 +331,15 @@ describe('admin: users', () => {
             const deleted = await api.admin.adminDeleteUser('jsuser2');
             expect(deleted.status).to.equal(204);
         });
+
+        it("leaves login_name empty when none is given: the document's default describes Gitea, it is not a value", async () => {
+            await context.server.start();
+            const api = giteaClient(context.server, admin);
+            const created = await api.admin.adminCreateUser({ username: 'nologin', email: 'nologin@example.com', password: 'no-login-1' });
+            expect(created.status).to.equal(201);
+            expect(created.data.login_name).to.equal('');
+            const row = await context.database.knex('users').where({ lower_name: 'nologin' }).first();
+            expect(row.login_name).to.equal('');
+        });
     });
 });

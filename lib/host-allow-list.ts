@@ -1,8 +1,8 @@
-import { type AddressFamily, addressKind, blockList, parseIpAddress } from '../../../../lib/addresses.ts';
+import { type AddressFamily, addressKind, blockList, parseIpAddress } from './addresses.ts';
 
 /**
- * Gitea's ALLOWED_HOST_LIST: which hosts a webhook may reach, checked on the address a host name resolves to
- * (so that a public name pointing inside cannot probe the server's own network).
+ * Gitea's ALLOWED_HOST_LIST: which hosts an outgoing request (a webhook, an image look-up) may reach, checked on
+ * the address a host name resolves to (so that a public name pointing inside cannot probe the server's own network).
  */
 export interface HostAllowList {
     allows(hostName: string, address: string): boolean;
@@ -36,7 +36,7 @@ function cidrMatcher(item: string): Matcher {
     const [network = '', prefix = ''] = item.split('/');
     const base = parseIpAddress(network);
     if (!base || !/^\d+$/.test(prefix)) {
-        throw new Error(`invalid CIDR in the webhook allow-list: ${item}`);
+        throw new Error(`invalid CIDR in the allow-list: ${item}`);
     }
 
     const list = blockList([[base.address, Number(prefix), base.family]]);

@@ -1,0 +1,50 @@
+/**
+ * The application deployment manager as one hapi plugin: its security (sessions, CSRF, roles), the identity
+ * provider's connection, its API from the YAML specs (a plugin per file, handlers found by name) and its web UI.
+ */
+import Path from 'node:path';
+
+import type { Plugin } from '@hapi/hapi';
+
+import { registerDeployApi } from '../../lib/spec/deploy-loader.ts';
+import { idpPlugin } from '../idp/index.ts';
+import { webPlugin } from '../web.ts';
+import { refreshDeploySpecDefinitions } from './domain/apps/spec-definitions.ts';
+import { recipes } from './domain/recipes/recipe-service.ts';
+import { deployRouteExtensions, deploySecurityPlugin, SESSION_STRATEGY } from './security.ts';
+
+/**
+ * The concepts whose setup.ts runs, in this order: accounts (the setup token) and OIDC sign-in first, then runs
+ * (taking over interrupted ones, which may need the others' services), then certificate renewal.
+ */
+export const DEPLOY_SETUP_ORDER = ['accounts', 'oidc', 'runs', 'acme'] as const;
+
+export interface DeployPluginOptions {
+    /** The YAML route specs. */
+    specsDir: string;
+    /** The built web UI. */
+    webDistDir: string;
+}
+
+export const deployPlugin: Plugin<DeployPluginOptions> = {
+    name: 'gatehouse-deploy',
+    dependencies: ['db', 'jobs'],
+    register: async (server, { specsDir, webDistDir }) => {
+        // What the drop-in parts decide for this start (the sign-in methods there are), for the specs and the recipes.
+        const definitions = refreshDeploySpecDefinitions();
+        // A recipe file that is not valid stops the start here, naming the file and the field.
+        recipes(server).shipped();
+        await server.register([deploySecurityPlugin, idpPlugin]);
+        const missing = await registerDeployApi(server, {
+            specsDir,
+            handlersRoot: Path.join(import.meta.dirname, 'routes'),
+            domainRoot: Path.join(import.meta.dirname, 'domain'),
+            setupOrder: DEPLOY_SETUP_ORDER,
+            definitions,
+            authStrategy: SESSION_STRATEGY,
+            extensions: deployRouteExtensions(server),
+        });
+        server.app.missingOperations.push(...missing);
+        await server.register({ plugin: webPlugin, options: { distDir: webDistDir } });
+    },
+};
