@@ -7,7 +7,7 @@ import Path from 'node:path';
 import type { Plugin } from '@hapi/hapi';
 
 import { registerGitApi } from '../../lib/spec/git-loader.ts';
-import { accessCheck, type OperationAccess } from './domain/identity/access.ts';
+import { accessCheck, type OperationAccess } from './routes/shared/access.ts';
 import { GIT_AUTH_STRATEGY, registerGitAuth } from './domain/identity/auth.ts';
 import { packageRegistryPlugin } from './routes/package-registry.ts';
 import { runnerProtocolPlugin } from './routes/runner-protocol.ts';

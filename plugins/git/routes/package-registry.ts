@@ -4,7 +4,7 @@ import Boom from '@hapi/boom';
 import type { Lifecycle, Plugin, Request, RouteOptions } from '@hapi/hapi';
 
 import { ForbiddenError } from '../../../lib/errors.ts';
-import { accessCheck } from '../domain/identity/access.ts';
+import { accessCheck } from './shared/access.ts';
 import { credentialsOf, GIT_AUTH_STRATEGY, signedInUser } from '../domain/identity/auth.ts';
 import { users, type UserRow, visibilityName } from '../domain/identity/user-service.ts';
 import { MAX_PACKAGE_FILE_BYTES, packages, type PackageVersionRef } from '../domain/packages/package-service.ts';

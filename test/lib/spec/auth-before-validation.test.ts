@@ -11,7 +11,7 @@ import * as Lab from '@hapi/lab';
 
 import { type DeployRouteSpec, readDeploySpec, ROLES } from '../../../lib/spec/deploy-loader.ts';
 import { type GitOperation, gitOperations, readSwagger } from '../../../lib/spec/git-loader.ts';
-import type { OperationAccess } from '../../../plugins/git/domain/identity/access.ts';
+import type { OperationAccess } from '../../../plugins/git/routes/shared/access.ts';
 import { GIT_SWAGGER_FILE, ROOT_DIR } from '../../../server.ts';
 import { Browser } from '../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';

@@ -2,7 +2,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { pathUser } from '../../domain/identity/access.ts';
+import { pathUser } from '../shared/access.ts';
 import { badges, type BadgeRow } from '../../domain/identity/badge-service.ts';
 
 interface BadgesPayload {

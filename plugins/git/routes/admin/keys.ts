@@ -3,7 +3,7 @@ import type { Lifecycle } from '@hapi/hapi';
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { type ApiUser, toApiUser } from '../../domain/identity/format.ts';
-import { pathUser } from '../../domain/identity/access.ts';
+import { pathUser } from '../shared/access.ts';
 import { publicKeys, type PublicKeyRow } from '../../domain/identity/key-service.ts';
 import type { UserRow } from '../../domain/identity/user-service.ts';
 

@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { pathUser } from '../../domain/identity/access.ts';
+import { pathUser } from '../shared/access.ts';
 import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { toApiOrganization } from '../../domain/identity/format.ts';
 import { type CreateOrgInput, organizations } from '../../domain/orgs/org-service.ts';

@@ -1,6 +1,6 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { pathUser } from '../../domain/identity/access.ts';
+import { pathUser } from '../shared/access.ts';
 import { signedInUser } from '../../domain/identity/auth.ts';
 import { toApiRepository } from '../../domain/repositories/format.ts';
 import { type CreateRepositoryInput, repositories } from '../../domain/repositories/repository-service.ts';

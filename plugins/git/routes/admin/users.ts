@@ -2,7 +2,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { pathUser } from '../../domain/identity/access.ts';
+import { pathUser } from '../shared/access.ts';
 import { readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { toApiUser } from '../../domain/identity/format.ts';
 import { type CreateUserInput, type EditUserInput, USER_TYPE, type UserSearch, users } from '../../domain/identity/user-service.ts';

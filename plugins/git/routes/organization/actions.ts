@@ -3,7 +3,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 import { jobList, registrationToken, runList, runnerDelete, runnerEdit, runnerGet, runnerList } from '../shared/actions.ts';
 import type { RunnerScope } from '../../domain/actions/runner-service.ts';
 import type { RunScope } from '../../domain/actions/action-run-service.ts';
-import { pathOrg, publicOnlyToken } from '../../domain/identity/access.ts';
+import { pathOrg, publicOnlyToken } from '../shared/access.ts';
 
 /** Runners belong to owners of the organisation (and site administrators): their operations declare `org: owner`. */
 function ownerScope(request: Request): RunnerScope {

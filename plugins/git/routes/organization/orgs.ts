@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { pathOrg } from '../../domain/identity/access.ts';
+import { pathOrg } from '../shared/access.ts';
 import { credentialsOf, readsAsOf, signedInUser } from '../../domain/identity/auth.ts';
 import { toApiOrganization } from '../../domain/identity/format.ts';
 import { type CreateOrgInput, type EditOrgInput, organizations } from '../../domain/orgs/org-service.ts';

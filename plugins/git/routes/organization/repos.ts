@@ -1,7 +1,7 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { ForbiddenError } from '../../../../lib/errors.ts';
-import { pathOrg } from '../../domain/identity/access.ts';
+import { pathOrg } from '../shared/access.ts';
 import { signedInUser } from '../../domain/identity/auth.ts';
 import { organizations } from '../../domain/orgs/org-service.ts';
 import { toApiRepository } from '../../domain/repositories/format.ts';

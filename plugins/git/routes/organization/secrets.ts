@@ -1,7 +1,7 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
-import { pathOrg } from '../../domain/identity/access.ts';
+import { pathOrg } from '../shared/access.ts';
 import { type SecretInput, secrets } from '../../domain/secrets/secret-service.ts';
 
 /** An organisation's secrets are its owners' (and site administrators') business: their operations declare `org: owner`. */

@@ -4,7 +4,7 @@ import * as Lab from '@hapi/lab';
 import type { Request } from '@hapi/hapi';
 
 import { gitOperations, readSwagger } from '../../../../../lib/spec/git-loader.ts';
-import { accessCheck, type OperationAccess, pathOrg, pathUser } from '../../../../../plugins/git/domain/identity/access.ts';
+import { accessCheck, type OperationAccess, pathOrg, pathUser } from '../../../../../plugins/git/routes/shared/access.ts';
 import { GIT_SWAGGER_FILE } from '../../../../../server.ts';
 
 export const lab = Lab.script();

@@ -2,11 +2,11 @@ import Boom from '@hapi/boom';
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { BareForbiddenError, ForbiddenError, NotFoundError } from '../../../../lib/errors.ts';
-import { organizations } from '../orgs/org-service.ts';
-import { repositories } from '../repositories/repository-service.ts';
-import { credentialsOf, type GitCredentials } from './auth.ts';
-import { isPublicOnlyScope, type ScopeCategory, tokenGrants } from './token-service.ts';
-import { USER_TYPE, type UserRow, users, visibilityName } from './user-service.ts';
+import { organizations } from '../../domain/orgs/org-service.ts';
+import { repositories } from '../../domain/repositories/repository-service.ts';
+import { credentialsOf, type GitCredentials } from '../../domain/identity/auth.ts';
+import { isPublicOnlyScope, type ScopeCategory, tokenGrants } from '../../domain/identity/token-service.ts';
+import { USER_TYPE, type UserRow, users, visibilityName } from '../../domain/identity/user-service.ts';
 
 const ORG_LEVELS = ['visible', 'member', 'owner'] as const;
 const USER_KINDS = ['individual', 'any'] as const;
