@@ -80,15 +80,19 @@ async function options(detection: Detection, recipe: Recipe | undefined) {
         const method = plugins.get(item.method);
         return method?.singleSignOn === true && !method.lastResort && !item.flags.paidOnly;
     });
-    const listed = names.map((name, index) => {
+    // A method that works only with a recipe for it (none) is offered only when the app's recipe is for it: the API refuses it otherwise.
+    const offered = names.flatMap((name, index) =>
+        methods[index]?.needsRecipe && recipe?.method !== name ? [] : [{ name, method: methods[index] }],
+    );
+    const listed = offered.map(({ name, method }) => {
         const found = byMethod.get(name);
         const applies = recipe?.method === name ? recipeChanges(recipe) : undefined;
-        const section = sectionOf(methods[index], found, ssoKnown, (applies?.problems.length ?? 0) === 0);
+        const section = sectionOf(method, found, ssoKnown, (applies?.problems.length ?? 0) === 0);
         return {
             method: name,
-            title: methods[index]?.title ?? name,
-            singleSignOn: methods[index]?.singleSignOn ?? false,
-            needs: methods[index]?.needs ?? [],
+            title: method?.title ?? name,
+            singleSignOn: method?.singleSignOn ?? false,
+            needs: method?.needs ?? [],
             section,
             level: found?.level ?? null,
             sources: found?.sources ?? [],

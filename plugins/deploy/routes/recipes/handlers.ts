@@ -7,6 +7,7 @@ import { evidence } from '../../domain/evidence/evidence-service.ts';
 import { type RecipeRequest, saveAppRecipe as saveRecipe } from '../../domain/recipes/recipe-saving.ts';
 import { recipes } from '../../domain/recipes/recipe-service.ts';
 import type { Recipe } from '../../domain/recipes/recipe-types.ts';
+import { adapterNames, loadAdapter } from '../../../sso/autologin/adapters.ts';
 import { clientAddress, requireDeployCredentials } from '../../security.ts';
 
 function recipeSummary(recipe: Recipe) {
@@ -62,4 +63,10 @@ export const saveAppRecipe: Lifecycle.Method = async (request, h) => {
 export const detectSignIn: Lifecycle.Method = async (request) => {
     const { image } = request.query as { image: string };
     return await evidence(request.server).inspectAndDetect(image);
+};
+
+export const listAutoLoginAdapters: Lifecycle.Method = async () => {
+    const names = adapterNames();
+    const adapters = await Promise.all(names.map((name) => loadAdapter(name)));
+    return { adapters: names.map((name, index) => ({ name, title: adapters[index]?.title ?? name })) };
 };
