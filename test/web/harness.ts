@@ -258,6 +258,14 @@ export async function startWebServer(environment: Record<string, string> = {}, o
     };
 }
 
+/** A browser of its own signed in as the first administrator, its page watched for problems. */
+export async function openAdminPage(web: WebServer): Promise<{ page: Page; problems: PageProblems }> {
+    const browser = await web.openBrowser();
+    const problems = watchPage(browser.page);
+    await web.signInBrowser(browser.context, ADMIN_ACCOUNT.email, ADMIN_ACCOUNT.password);
+    return { page: browser.page, problems };
+}
+
 export interface PageProblems {
     /** Console errors, uncaught exceptions and Content-Security-Policy violations seen so far. */
     list(): string[];

@@ -190,7 +190,9 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         const header = sso.locator('li[data-method="header"]');
         expect(await header.textContent()).to.contain('documented');
         expect(await header.getByRole('link').getAttribute('href')).to.equal('https://example.org/webui/sign-in');
-        expect(await sso.getByRole('radio', { name: /^The app's recipe decides \(Web UI test app: header\)/ }).isChecked()).to.be.true();
+        expect(
+            await sso.getByRole('radio', { name: /^The app's recipe decides \(Web UI test app: Username from the proxy\)/ }).isChecked(),
+        ).to.be.true();
 
         const showAll = page.getByRole('button', { name: /^Show all methods/ });
         expect(await showAll.getAttribute('aria-expanded')).to.equal('false');
@@ -205,7 +207,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await own.getByRole('radio').check();
 
         await page.getByText(`The evidence for ${image}`).click();
-        await page.getByText(/^Recipe Web UI test app \(header, documented\), matched by/).waitFor({ timeout: 60_000 });
+        await page.getByText(/^Recipe Web UI test app \(Username from the proxy, documented\), matched by/).waitFor({ timeout: 60_000 });
         await checkAccessibility(page);
         await screenshot(page, 'new-app-4-sign-in');
         await next(/^Save and continue: access and admin account$/);

@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 
 import type { Browser } from '../helpers/browser.ts';
 import { temporaryDirectory } from '../helpers/server.ts';
-import { ADMIN_ACCOUNT, checkAccessibility, type PageProblems, screenshot, startWebServer, watchPage, type WebServer } from './harness.ts';
+import { checkAccessibility, openAdminPage, type PageProblems, screenshot, startWebServer, type WebServer } from './harness.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -41,10 +41,7 @@ describe('web UI: what a recipe changes is shown before it is chosen', { timeout
         web = await startWebServer({ RECIPES_DIRS: recipeDir });
         const created = await (web.admin as Browser).post('/api/apps', { name: APP, image: IMAGE });
         expect(created.status, created.text).to.equal(201);
-        const browser = await web.openBrowser();
-        page = browser.page;
-        problems = watchPage(page);
-        await web.signInBrowser(browser.context, ADMIN_ACCOUNT.email, ADMIN_ACCOUNT.password);
+        ({ page, problems } = await openAdminPage(web));
     });
 
     after(async () => {

@@ -18,6 +18,21 @@ export function methodWords(method: string): string {
     return METHOD_WORDS[method] ?? method;
 }
 
+const METHOD_EXPLANATIONS: Record<string, string> = {
+    oidc: 'The app asks the identity provider who the visitor is over OpenID Connect, so nobody types a password into the app.',
+    saml: 'The identity provider vouches for the visitor to the app with a signed SAML answer.',
+    header: "nginx passes the signed-in visitor's user name in a header, which the app trusts as its login.",
+    basic: 'nginx hands the app one shared user name and password over HTTP Basic, so every visitor is that one account.',
+    autologin: "Gatehouse signs in to the app's own login page with one shared account and hands the visitor that session.",
+    none: "The app's recipe turns its own login off, so the identity provider's check is the only door.",
+    own: "Visitors pass the identity provider's check, then sign in to the app with the app's own accounts.",
+};
+
+/** One sentence on what a sign-in method does for a visitor; undefined for a method added since. */
+export function methodExplanation(method: string): string | undefined {
+    return METHOD_EXPLANATIONS[method];
+}
+
 const RUN_WORDS: Record<string, string> = {
     deploy: 'deploy',
     compose: 'compose file change',

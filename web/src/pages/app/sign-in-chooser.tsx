@@ -8,7 +8,8 @@ import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { AdminUserField } from './admin-user.tsx';
 import type { App, EvidenceSource, MethodOption, RecipeChanges } from './types.ts';
-import { methodWords } from '../../words.ts';
+import { methodExplanation, methodWords } from '../../words.ts';
+import { SelectField } from '../admin/select-field.tsx';
 
 /** What the person chose: the draft's `account` and the fields its method needs. */
 export interface MethodChoice {
@@ -23,9 +24,15 @@ export interface MethodChoice {
     loginPath?: string;
 }
 
+/** Nothing chosen and no recipe to decide: the app keeps its own login, so that is the choice shown. */
+function accountOf(app: App): string {
+    const account = app.draft.account ?? '';
+    return account === '' && app.identity && !app.identity.recipe ? 'own' : account;
+}
+
 export function choiceFromApp(app: App): MethodChoice {
     return {
-        account: app.draft.account ?? '',
+        account: accountOf(app),
         adminUser: app.draft.adminUser ?? '',
         sharedUser: app.draft.sharedUser ?? '',
         sharedPassword: '',
@@ -195,6 +202,7 @@ function OptionRow(props: { option: MethodOption; name: string; checked: boolean
             {option.level ? <Badge level={option.level as BadgeLevel} /> : null}
             {option.recommended ? <Badge tone="good">recommended</Badge> : null}
             {option.paidOnly ? <Badge tone="warning">paid edition only</Badge> : null}
+            <MethodExplanation method={option.method} />
             {option.section === 'last-resort' ? (
                 <p class="method-note">
                     The last resort: no single sign-on is known for this app, so Gatehouse signs in with a shared account.
@@ -204,6 +212,11 @@ function OptionRow(props: { option: MethodOption; name: string; checked: boolean
             {option.applies ? <RecipeReview changes={option.applies} /> : null}
         </li>
     );
+}
+
+function MethodExplanation(props: { method: string }) {
+    const explanation = methodExplanation(props.method);
+    return explanation ? <p class="method-note method-explanation">{explanation}</p> : null;
 }
 
 function OptionList(props: { options: MethodOption[]; name: string; chosen: string; disabled: boolean; onPick: (method: string) => void }) {
@@ -250,7 +263,7 @@ function EvidenceList(props: { image: string }) {
         <div class="evidence">
             <p>
                 {recipe
-                    ? `Recipe ${recipe.title} (${recipe.method}, ${recipe.level}), matched by ${recipe.match}.`
+                    ? `Recipe ${recipe.title} (${methodWords(recipe.method)}, ${recipe.level}), matched by ${recipe.match}.`
                     : 'No recipe matches this image.'}
             </p>
             {inspection ? (
@@ -285,6 +298,24 @@ export function EvidenceDetail(props: { image: string }) {
             {open ? <EvidenceList image={props.image} /> : null}
         </details>
     );
+}
+
+interface AutoLoginAdapters {
+    adapters: Array<{ name: string; title: string }>;
+}
+
+/** How Gatehouse signs in to the app for auto-login: one of the adapters the server has, or the default. */
+function AdapterField(props: { value: string; onChange: (adapter: string) => void }) {
+    const listed = useApi<AutoLoginAdapters>('/api/sso/autologin-adapters');
+    if (!listed.data) {
+        return listed.loading ? <Spinner label="Reading the auto-login adapters…" /> : <ErrorText error={listed.error} />;
+    }
+
+    const options = [
+        { value: '', label: "The recipe's, else a classic HTML login form" },
+        ...listed.data.adapters.map((adapter) => ({ value: adapter.name, label: adapter.title })),
+    ];
+    return <SelectField label="How Gatehouse signs in to the app" value={props.value} options={options} onChange={props.onChange} />;
 }
 
 function NeededFields(props: {
@@ -353,12 +384,10 @@ function NeededFields(props: {
 
     if (method === 'autologin') {
         fields.push(
-            <Field
+            <AdapterField
                 key="adapter"
-                label="Auto-login adapter (optional: form, status-monitor)"
                 value={props.choice.loginAdapter ?? ''}
-                placeholder="form"
-                onInput={(loginAdapter) => props.onChange({ loginAdapter })}
+                onChange={(loginAdapter) => props.onChange({ loginAdapter })}
             />,
             <Field
                 key="path"
@@ -390,36 +419,40 @@ export function SignInChooser(props: SignInChooserProps) {
     const name = `method-${useId()}`;
     const moreId = `${name}-more`;
     const options = props.app.identity?.options ?? [];
-    const main = options.filter((option) => option.section !== 'more' && option.section !== 'own');
-    const more = options.filter((option) => option.section === 'more');
+    // A method with evidence is shown with its badge, whatever its section; only those without any wait behind "Show all".
+    const hiddenAtFirst = (option: MethodOption) => option.section === 'more' && option.level === null;
+    const main = options.filter((option) => option.section !== 'own' && !hiddenAtFirst(option));
+    const more = options.filter(hiddenAtFirst);
     const own = options.filter((option) => option.section === 'own');
-    const [showAll, setShowAll] = useState(() => more.some((option) => option.method === props.choice.account));
+    const recipe = props.app.identity?.recipe;
+    // With no recipe, nothing chosen is the app's own login: one entry says it, not two.
+    const chosen = props.choice.account === '' && !recipe ? 'own' : props.choice.account;
+    const [showAll, setShowAll] = useState(() => more.some((option) => option.method === chosen));
     const disabled = props.disabled === true;
     const pick = (account: string) => props.onChange({ ...props.choice, account });
-    const recipe = props.app.identity?.recipe;
     const defaultId = `${name}-default`;
 
     return (
         <div class="sign-in-chooser">
             <fieldset class="method-group">
                 <legend>Single sign-on through the identity provider</legend>
-                <p class="method method-default">
-                    <input
-                        id={defaultId}
-                        type="radio"
-                        name={name}
-                        checked={props.choice.account === ''}
-                        disabled={disabled}
-                        onChange={() => pick('')}
-                    />{' '}
-                    <label for={defaultId}>
-                        {recipe
-                            ? `The app's recipe decides (${recipe.title}: ${props.app.identity?.method || 'its method'})`
-                            : 'Not chosen yet: the identity provider stands in front, the app keeps its own login'}
-                    </label>
-                </p>
+                {recipe ? (
+                    <p class="method method-default">
+                        <input
+                            id={defaultId}
+                            type="radio"
+                            name={name}
+                            checked={chosen === ''}
+                            disabled={disabled}
+                            onChange={() => pick('')}
+                        />{' '}
+                        <label for={defaultId}>
+                            The app's recipe decides ({recipe.title}: {methodWords(props.app.identity?.method ?? '') || 'its method'})
+                        </label>
+                    </p>
+                ) : null}
                 {main.length === 0 ? <p class="method-note">No evidence names a single sign-on method for this image.</p> : null}
-                <OptionList options={main} name={name} chosen={props.choice.account} disabled={disabled} onPick={pick} />
+                <OptionList options={main} name={name} chosen={chosen} disabled={disabled} onPick={pick} />
                 {more.length > 0 ? (
                     <>
                         <button
@@ -432,7 +465,7 @@ export function SignInChooser(props: SignInChooserProps) {
                             {showAll ? 'Show fewer methods' : `Show all methods (${more.length} more)`}
                         </button>
                         <div id={moreId} hidden={!showAll}>
-                            <OptionList options={more} name={name} chosen={props.choice.account} disabled={disabled} onPick={pick} />
+                            <OptionList options={more} name={name} chosen={chosen} disabled={disabled} onPick={pick} />
                         </div>
                     </>
                 ) : null}
@@ -440,8 +473,7 @@ export function SignInChooser(props: SignInChooserProps) {
             {own.length > 0 ? (
                 <fieldset class="method-group method-own">
                     <legend>The app's own login (not single sign-on)</legend>
-                    <p class="method-note">Visitors pass the identity provider first, then sign in to the app with its own accounts.</p>
-                    <OptionList options={own} name={name} chosen={props.choice.account} disabled={disabled} onPick={pick} />
+                    <OptionList options={own} name={name} chosen={chosen} disabled={disabled} onPick={pick} />
                 </fieldset>
             ) : null}
             {(props.app.identity?.information ?? []).length > 0 ? (
@@ -458,7 +490,7 @@ export function SignInChooser(props: SignInChooserProps) {
                 </div>
             ) : null}
             <NeededFields
-                option={options.find((option) => option.method === props.choice.account)}
+                option={options.find((option) => option.method === chosen)}
                 choice={props.choice}
                 app={props.app}
                 withAdminUser={props.withAdminUser === true}
