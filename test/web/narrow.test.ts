@@ -80,6 +80,7 @@ describe('web UI: every page at a phone width (390 px) fits without scrolling si
                 path: `/apps/${running}/${tab}`,
                 ready: () => page.getByRole('heading', { level: 1, name: new RegExp(running) }).waitFor(),
             })),
+            { path: '/recipes', ready: () => page.locator('tr[data-recipe]').first().waitFor() },
             {
                 path: '/account',
                 ready: () => page.getByRole('region', { name: 'Where you are signed in' }).getByRole('listitem').first().waitFor(),

@@ -48,6 +48,7 @@ const NewAppPage = lazyPage(async () => (await import('./pages/new-app/index.tsx
 const AppPage = lazyPage(async () => (await import('./pages/app/index.tsx')).AppPage);
 const AccountPage = lazyPage(async () => (await import('./pages/account/index.tsx')).AccountPage);
 const AdminPage = lazyPage(async () => (await import('./pages/admin/index.tsx')).AdminPage);
+const RecipesPage = lazyPage(async () => (await import('./pages/recipes/index.tsx')).RecipesPage);
 
 interface Route {
     path: string;
@@ -66,6 +67,7 @@ export const ROUTES: Route[] = [
     { path: '/apps/new', render: () => <NewAppPage /> },
     { path: '/apps/:name', render: ({ name }) => <AppPage key={name} name={name ?? ''} /> },
     { path: '/apps/:name/:tab', render: ({ name }) => <AppPage key={name} name={name ?? ''} /> },
+    { path: '/recipes', render: () => <RecipesPage /> },
     { path: '/account', render: () => <AccountPage /> },
     { path: '/admin', render: () => <AdminPage /> },
     { path: '/admin/:section', render: ({ section }) => <AdminPage section={section} /> },

@@ -17,6 +17,7 @@ function navItems(user: SessionUser): NavItem[] {
     const items: NavItem[] = [
         { href: '/', label: 'Dashboard', section: '' },
         { href: '/apps', label: 'Apps', section: 'apps' },
+        { href: '/recipes', label: 'Recipes', section: 'recipes' },
         { href: '/account', label: 'Account', section: 'account' },
     ];
     if (isAdmin(user.role)) {
