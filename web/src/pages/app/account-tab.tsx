@@ -8,6 +8,7 @@ import { CopyButton } from '../../components/CopyButton.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { dateTime } from '../../format/time.ts';
 import { RunLog } from './run-log.tsx';
+import { SaveRecipe } from './save-recipe.tsx';
 import { choiceFromApp, choicePayload, EvidenceDetail, type MethodChoice, SignInChooser } from './sign-in-chooser.tsx';
 import type { App, RunStarted } from './types.ts';
 import { methodWords } from '../../words.ts';
@@ -157,6 +158,7 @@ export function AccountTab(props: { app: App; editable: boolean; onChanged: () =
                     <ChangeMethod app={props.app} onApplied={props.onChanged} />
                 </Card>
             ) : null}
+            {props.editable && props.app.state === 'running' && identity.check?.ok ? <SaveRecipe app={props.app} /> : null}
         </>
     );
 }
