@@ -24,7 +24,6 @@ export const KNOWN_CYCLES: readonly string[][] = [
         'plugins/deploy/domain/recipes',
         'plugins/deploy/domain/runs',
     ],
-    ['plugins/git/domain/repositories', 'plugins/git/domain/webhooks'],
     ['plugins/git/domain/issues', 'plugins/git/domain/notifications'],
 ];
 

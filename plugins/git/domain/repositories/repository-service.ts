@@ -10,7 +10,7 @@ import { directorySize } from '../../../../lib/files.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { repositoryNameProblem } from '../identity/names.ts';
 import { onUserRename, registerOwnedThings, type UserRow } from '../identity/user-service.ts';
-import { repositoryEvents } from '../webhooks/repository-events.ts';
+import { repositoryEvents } from './repository-events.ts';
 import { DEFAULT_BRANCH, type InitialFile, initBareRepository, isValidBranchName, type Signature, writeInitialCommit } from './git.ts';
 import { templates } from '../templates/templates-service.ts';
 

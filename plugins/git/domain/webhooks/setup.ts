@@ -5,7 +5,7 @@ import type { UserRow } from '../identity/user-service.ts';
 import { type RepositoryRow, toRepositoryRow } from '../repositories/repository-service.ts';
 import { webhooks } from './hook-service.ts';
 import { repositoryPayload } from './payloads.ts';
-import { onRepositoryEvents } from './repository-events.ts';
+import { onRepositoryEvents } from '../repositories/repository-events.ts';
 import { deliveryScheduler } from './scheduler.ts';
 
 async function repositoryCreated(server: Server, repository: RepositoryRow, owner: UserRow, doer: UserRow): Promise<void> {

@@ -2,7 +2,7 @@ import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import type { UserRow } from '../identity/user-service.ts';
-import type { RepositoryRow } from '../repositories/repository-service.ts';
+import type { RepositoryRow } from './repository-service.ts';
 
 /** What follows a repository's creation or deletion (default hooks copied, `repository` webhooks fired). */
 export interface RepositoryListener {
