@@ -60,6 +60,9 @@ install_missing() {
     command -v git >/dev/null 2>&1 || missing+=(git)
     # chattr makes a folder immutable in the rollback tests (e2fsprogs is essential in Debian; kept here all the same).
     command -v chattr >/dev/null 2>&1 || missing+=(e2fsprogs)
+    # Apps' backups are restic repositories; the SFTP backend's test starts Debian's OpenSSH server on loopback.
+    command -v restic >/dev/null 2>&1 || missing+=(restic)
+    [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
     if [ "${#missing[@]}" -gt 0 ]; then
         say "services: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
@@ -67,8 +70,20 @@ install_missing() {
             { apt-get update >&2 && apt-get install -y --no-install-recommends "${missing[@]}" >&2; }
         NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
     fi
-    # Packages may start their own services; ours run with their own settings instead.
-    for service in nginx docker-registry named bind9; do service "$service" stop >/dev/null 2>&1 || true; done
+    # Packages may start their own services; ours run with their own settings instead. nginx's and the registry's
+    # init scripts stop the process their pid file names. BIND's does not: with no pid file it takes any
+    # /usr/sbin/named (pgrep) and SIGKILLs it after ten seconds, a test's own named included, so the package's named
+    # is stopped here by its pid file alone.
+    for service in nginx docker-registry; do service "$service" stop >/dev/null 2>&1 || true; done
+    stop_by_pid_file /run/named/named.pid /usr/sbin/named
+}
+
+# Stops the process a package's pid file names, if it is still that program.
+stop_by_pid_file() { # pid-file program
+    local pid
+    pid="$(cat "$1" 2>/dev/null || true)"
+    case "$pid" in '' | *[!0-9]*) return 0 ;; esac
+    [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$2" ] && kill "$pid" 2>/dev/null || true
 }
 
 # When a process started (field 22 of /proc/<pid>/stat): with its pid, it names that process and no later one.

@@ -3,11 +3,13 @@ import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 import Https from 'node:https';
+import { Resolver } from 'node:dns/promises';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { waitUntil } from '../helpers/wait.ts';
+import { startBind } from '../support/bind.ts';
 import { parseExports, runServicesScript, servicesEnvironment } from '../support/services.ts';
 
 export const lab = Lab.script();
@@ -87,4 +89,22 @@ describe('scripts/services.sh', () => {
             }
         },
     );
+
+    it("leaves a named it did not start running (Debian's init script would SIGKILL any named)", { timeout: 300_000 }, async () => {
+        const bind = await startBind();
+        expect(bind, 'BIND is installed by services.sh prepare').to.exist();
+        const environment = await servicesEnvironment();
+        try {
+            const up = runServicesScript('up', environment);
+            expect(up.status, up.stderr).to.equal(0);
+            const resolver = new Resolver({ timeout: 2_000, tries: 1 });
+            resolver.setServers([bind?.server ?? '']);
+            const soa = await resolver.resolveSoa(bind?.zone ?? '');
+            expect(soa.nsname).to.exist();
+        } finally {
+            runServicesScript('down', environment);
+            Fs.rmSync(environment.GATEHOUSE_SERVICES_DIR, { recursive: true, force: true });
+            await bind?.stop();
+        }
+    });
 });

@@ -1,5 +1,6 @@
 // needs: docker, alone
-// alone: in parallel runs its BIND was killed (SIGKILL) by something not yet found; with nothing beside it, it never was.
+// alone: its BIND was SIGKILLed in parallel runs by `service named stop` (scripts/services.sh prepare, run by another
+// test or process), whose init script kills any named; prepare now stops the package's named by its pid file only.
 import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import Dns from 'node:dns';
