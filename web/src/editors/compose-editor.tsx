@@ -2,7 +2,7 @@ import { useId, useState } from 'preact/hooks';
 
 import { Button } from '../components/Button.tsx';
 import { ErrorText } from '../components/ErrorText.tsx';
-import type { FileCheck } from '../pages/app/types.ts';
+import type { FileCheck, Finding } from '../pages/app/types.ts';
 import { KeyValueRows, type ListItem, ListRows } from './form-rows.tsx';
 import { FileEditor, type FileKind, fileText, fileUpdate, type FileValue } from './file-editor.tsx';
 import type { EditorMode } from './mode-switch.tsx';
@@ -208,6 +208,18 @@ export interface ComposeEditorProps {
     /** Risks shown with a checkbox accepting them when given. */
     acceptedRisks?: boolean;
     onAcceptedRisksChange?: (accepted: boolean) => void;
+    /** The wizard asks for the variables' values in a later step: a variable without one is said so, not an error. */
+    variablesAskedLater?: string;
+}
+
+/** A variable without a value, as a note that the step named asks for it; other findings as they are. */
+function variablesDeferredTo(step: string): (findings: Finding[]) => Finding[] {
+    return (findings) =>
+        findings.map((finding) =>
+            finding.variable
+                ? { path: finding.path, level: 'info', message: `\${${finding.variable}} has no value yet: the ${step} step asks for it.` }
+                : finding,
+        );
 }
 
 const COMPOSE_FILE: FileKind<ComposeSpec> = {
@@ -220,6 +232,7 @@ const COMPOSE_FILE: FileKind<ComposeSpec> = {
 
 /** The compose file as a form or as text, switching both ways through the API, checked as it is edited. */
 export function ComposeEditor(props: ComposeEditorProps) {
-    const { app, ...rest } = props;
-    return <FileEditor kind={COMPOSE_FILE} checkContext={{ app }} {...rest} />;
+    const { app, variablesAskedLater, ...rest } = props;
+    const shownFindings = variablesAskedLater ? variablesDeferredTo(variablesAskedLater) : undefined;
+    return <FileEditor kind={COMPOSE_FILE} checkContext={{ app }} shownFindings={shownFindings} {...rest} />;
 }

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.ts';
 import { ErrorText } from '../components/ErrorText.tsx';
 import { Spinner } from '../components/Spinner.tsx';
-import type { FileCheck } from '../pages/app/types.ts';
+import type { FileCheck, Finding } from '../pages/app/types.ts';
 import { CodeEditor } from './code-editor.tsx';
 import { Findings } from './findings.tsx';
 import { type EditorMode, ModeSwitch } from './mode-switch.tsx';
@@ -47,6 +47,8 @@ export interface FileEditorProps<Spec> {
     /** Risks shown with a checkbox accepting them when given. */
     acceptedRisks?: boolean;
     onAcceptedRisksChange?: (accepted: boolean) => void;
+    /** What the findings say where they are shown (the wizard's compose step defers variables to its secrets step). */
+    shownFindings?: (findings: Finding[]) => Finding[];
 }
 
 /** A file as a form or as text, switching both ways through the API, checked as it is edited. */
@@ -106,7 +108,8 @@ export function FileEditor<Spec>(props: FileEditorProps<Spec>) {
         return <Spinner label={`Reading ${kind.name}…`} />;
     }
 
-    const findings = check.result ? [...check.result.errors, ...check.result.lint] : [];
+    const checked = check.result ? [...check.result.errors, ...check.result.lint] : [];
+    const findings = props.shownFindings ? props.shownFindings(checked) : checked;
     const subject = `${kind.name.charAt(0).toUpperCase()}${kind.name.slice(1)}`;
     return (
         <div class="file-editor">

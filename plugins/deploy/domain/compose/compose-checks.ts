@@ -31,7 +31,7 @@ export async function checkConfiguration(spec: ComposeSpec, options: CheckOption
     return findings;
 }
 
-function errorAt(segments: PathSegment[], message: string, fix: string): Finding {
+function errorAt(segments: PathSegment[], message: string, fix: string, variable?: string): Finding {
     const inService = segments[0] === 'services' && typeof segments[1] === 'string';
     return {
         path: formatPath(segments),
@@ -39,6 +39,7 @@ function errorAt(segments: PathSegment[], message: string, fix: string): Finding
         message,
         ...(inService ? { service: segments[1] as string, field: String(segments[2] ?? '') } : {}),
         fix,
+        ...(variable ? { variable } : {}),
     };
 }
 
@@ -74,12 +75,14 @@ function variableFinding(problem: InterpolationProblem, path: PathSegment[]): Fi
                 path,
                 `\${${problem.name}} has no value: it is not in the secrets file and has no default`,
                 `add ${problem.name} to the secrets file, or give a default: \${${problem.name}:-value}`,
+                problem.name,
             );
         case 'required':
             return errorAt(
                 path,
                 `\${${problem.name}} is required${problem.message ? `: ${problem.message}` : ''}`,
                 `add ${problem.name} to the secrets file`,
+                problem.name,
             );
         case 'syntax':
             return errorAt(

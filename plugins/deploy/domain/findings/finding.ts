@@ -13,4 +13,6 @@ export interface Finding {
     service?: string;
     field?: string;
     fix?: string;
+    /** A compose variable without a value (`${NAME}` not in the secrets file): the secrets file is where it is fixed. */
+    variable?: string;
 }

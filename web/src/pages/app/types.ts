@@ -11,6 +11,8 @@ export interface Finding {
     fix?: string;
     /** nginx's own messages carry the site's line. */
     line?: number;
+    /** A compose variable without a value: the secrets are where it is fixed. */
+    variable?: string;
 }
 
 export interface FileCheck {

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { api, ApiError } from '../../api.ts';
+import { Badge } from '../../components/Badge.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
@@ -15,7 +16,7 @@ import { RunLog } from '../app/run-log.tsx';
 import { choiceFromApp, choicePayload, EvidenceDetail, SignInChooser } from '../app/sign-in-chooser.tsx';
 import type { App, Preview, Run, RunStarted } from '../app/types.ts';
 import { PreviewView } from './preview-step.tsx';
-import { SecretsEditor, secretRows, secretsPayload } from '../app/secrets-editor.tsx';
+import { type SecretRow, SecretsEditor, secretRows, secretsPayload, variablesNeeded } from '../app/secrets-editor.tsx';
 import { type StepId, stepAfter, stepBefore, stepTitle } from './steps.ts';
 
 type GoTo = (next: StepId, fields?: Record<string, unknown>) => Promise<void>;
@@ -148,6 +149,7 @@ function ComposeStep(props: { app: App; goTo: GoTo; acceptRisks: boolean; onAcce
                 onChange={setValue}
                 acceptedRisks={props.acceptRisks}
                 onAcceptedRisksChange={props.onAcceptRisks}
+                variablesAskedLater={stepTitle('secrets')}
             />
             <StepActions
                 step="compose"
@@ -177,12 +179,35 @@ function SiteNote() {
     return <p>The site nginx serves for the app's domain; the deploy adds the identity provider's check in front of every location.</p>;
 }
 
+/** The compose file's variables that still have no value: from this step on, an error. */
+function VariablesWithoutValue(props: { rows: SecretRow[]; compose: string }) {
+    const valued = new Set(props.rows.filter((row) => row.value !== '').map((row) => row.name.trim()));
+    const missing = variablesNeeded(props.compose).filter((name) => !valued.has(name));
+    if (missing.length === 0) {
+        return null;
+    }
+
+    return (
+        <div role="alert">
+            <ul class="findings-list secrets-missing">
+                {missing.map((name) => (
+                    <li key={name} class="finding finding-error">
+                        <Badge tone="bad">error</Badge> <code>{name}</code> has no value: the compose file needs one. Type it or generate
+                        it.
+                    </li>
+                ))}
+            </ul>
+        </div>
+    );
+}
+
 function SecretsStep(props: { app: App; goTo: GoTo }) {
     const [rows, setRows] = useState(() => secretRows(props.app.draft.secrets, props.app.draft.compose));
     return (
         <>
             <p>Values for the compose file's variables, kept sealed and written to the app's secrets file (mode 0600).</p>
             <SecretsEditor rows={rows} onChange={setRows} />
+            <VariablesWithoutValue rows={rows} compose={props.app.draft.compose} />
             <StepActions step="secrets" goTo={props.goTo} fields={async () => ({ secrets: secretsPayload(rows) })} />
         </>
     );
