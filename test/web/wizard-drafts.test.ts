@@ -4,6 +4,7 @@ import * as Lab from '@hapi/lab';
 import type { Page } from 'playwright-core';
 
 import type { Browser } from '../helpers/browser.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { checkAccessibility, openAdminPage, type PageProblems, screenshot, startWebServer, type WebServer } from './harness.ts';
 
 export const lab = Lab.script();
@@ -12,7 +13,7 @@ const { expect } = Code;
 
 const APP = 'drafted';
 
-describe('web UI: a draft in the making, its variables asked for in order', { timeout: 300_000 }, () => {
+describe('web UI: a draft in the making, its variables asked for in order and its edits kept from a reload', { timeout: 300_000 }, () => {
     let web: WebServer;
     let page: Page;
     let problems: PageProblems;
@@ -28,6 +29,31 @@ describe('web UI: a draft in the making, its variables asked for in order', { ti
         await form.getByRole('button', { name: 'Add a variable' }).click();
         await form.getByLabel('Name of variable 1').fill('GREETING');
         await form.getByLabel('Value of variable GREETING').fill('${GREETING}');
+    };
+
+    /** Waits until the page guards its unsaved changes (its effects run after the input that made them). */
+    const guardHeld = async () =>
+        await page.waitForFunction(() => {
+            const probe = new Event('beforeunload', { cancelable: true });
+            window.dispatchEvent(probe);
+            return probe.defaultPrevented;
+        });
+
+    /** What the page's beforeunload asked while `leave` ran, the dialog answered with `accept`. */
+    const askedBeforeUnload = async (accept: boolean, leave: () => Promise<unknown>): Promise<string[]> => {
+        const asked: string[] = [];
+        const answer = (dialog: { type(): string; accept(): Promise<void>; dismiss(): Promise<void> }) => {
+            asked.push(dialog.type());
+            void (accept ? dialog.accept() : dialog.dismiss());
+        };
+        page.once('dialog', answer);
+        await leave();
+        if (!accept) {
+            await waitUntil('the page asks before it is left', () => asked.length > 0);
+        }
+
+        page.off('dialog', answer);
+        return asked;
     };
 
     before({ timeout: 240_000 }, async () => {
@@ -70,5 +96,36 @@ describe('web UI: a draft in the making, its variables asked for in order', { ti
         await missing.waitFor({ state: 'detached' });
         await page.getByRole('button', { name: /^Save and continue: preview$/ }).click();
         await stepHeading('Preview').waitFor();
+    });
+
+    it('asks before a reload or a closed tab loses a wizard step with changes not saved, and not without changes', async () => {
+        await page.getByRole('button', { name: /Compose file$/ }).click();
+        await stepHeading('Compose file').waitFor();
+        await composeForm().waitFor();
+        expect(await askedBeforeUnload(true, () => page.reload())).to.equal([]);
+        await stepHeading('Compose file').waitFor();
+
+        await composeForm().getByRole('button', { name: 'Add a variable' }).click();
+        await composeForm().getByLabel('Name of variable 2').fill('NOT_SAVED');
+        await guardHeld();
+        expect(await askedBeforeUnload(false, () => page.close({ runBeforeUnload: true }))).to.equal(['beforeunload']);
+        expect(page.isClosed()).to.be.false();
+        expect(await composeForm().getByLabel('Name of variable 2').inputValue()).to.equal('NOT_SAVED');
+
+        expect(await askedBeforeUnload(true, () => page.reload())).to.equal(['beforeunload']);
+        await stepHeading('Compose file').waitFor();
+        await composeForm().waitFor();
+        expect(await composeForm().getByLabel('Name of variable 2').count()).to.equal(0);
+    });
+
+    it("asks before a closed tab loses the app page's compose tab with changes not saved", async () => {
+        await page.goto(`${web.baseUrl}/apps/${APP}/compose`);
+        await composeForm().waitFor();
+        await composeForm().getByRole('button', { name: 'Add a variable' }).click();
+        await composeForm().getByLabel('Name of variable 2').fill('NOT_SAVED');
+        await guardHeld();
+        expect(await askedBeforeUnload(false, () => page.close({ runBeforeUnload: true }))).to.equal(['beforeunload']);
+        expect(await composeForm().getByLabel('Name of variable 2').inputValue()).to.equal('NOT_SAVED');
+        expect(problems.list()).to.equal([]);
     });
 });

@@ -17,8 +17,8 @@ const leaveGuards = new Set<() => string>();
 
 /**
  * While `message` is set (the page has changes not saved), following a link inside the app asks first, with a
- * confirmation saying `message`. (A reload or a closed tab is not asked about: browsers show their own generic
- * question only, and only after a gesture, which would make it a warning some visitors get and others not.)
+ * confirmation saying `message`; a reload or a closed tab asks too (`beforeunload`: the browser shows its own
+ * question, as browsers no longer show a page's words there).
  */
 export function useLeaveGuard(message: string | undefined): void {
     useEffect(() => {
@@ -27,9 +27,16 @@ export function useLeaveGuard(message: string | undefined): void {
         }
 
         const guard = () => message;
+        const onBeforeUnload = (event: BeforeUnloadEvent) => {
+            event.preventDefault();
+            // Older browsers ask only when returnValue is set.
+            event.returnValue = message;
+        };
         leaveGuards.add(guard);
+        window.addEventListener('beforeunload', onBeforeUnload);
         return () => {
             leaveGuards.delete(guard);
+            window.removeEventListener('beforeunload', onBeforeUnload);
         };
     }, [message]);
 }

@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 
 import { api, ApiError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
@@ -6,6 +6,7 @@ import { ErrorText } from '../../components/ErrorText.tsx';
 import { ComposeEditor, type ComposeValue, composeUpdate } from '../../editors/compose-editor.tsx';
 import { hasRisks } from '../../editors/findings.tsx';
 import { NginxEditor, type SiteValue, siteUpdate } from '../../editors/nginx-editor.tsx';
+import { useEdits } from '../../editors/use-edits.ts';
 import { RunLog } from './run-log.tsx';
 import type { App, FileCheck, RunStarted } from './types.ts';
 import { SecretsEditor, type SecretRow, secretRows, secretsPayload } from './secrets-editor.tsx';
@@ -40,34 +41,12 @@ function useUpdateRun(onEnded: () => void) {
     return { runId, busy: busy || running, error, start, ended };
 }
 
-/** The compose file: edited as a form or text, then saved and deployed (`PUT /api/apps/{name}/compose`). */
-/**
- * Whether an editor's value has changed since it loaded (or was last saved): each mode's first value is its
- * baseline, so switching between form and text alone changes nothing.
- */
-function useEdits<V extends { mode: string }>(value: V | undefined): { changed: boolean; saved: () => void } {
-    const baselines = useRef(new Map<string, string>());
-    const [, rerender] = useState(0);
-    if (value && !baselines.current.has(value.mode)) {
-        baselines.current.set(value.mode, JSON.stringify(value));
-    }
-
-    const changed = value !== undefined && baselines.current.get(value.mode) !== JSON.stringify(value);
-    return {
-        changed,
-        saved: () => {
-            baselines.current.clear();
-            if (value) baselines.current.set(value.mode, JSON.stringify(value));
-            rerender((count) => count + 1);
-        },
-    };
-}
-
 /** The secrets whose value the rows change or add (a saved one left as it was is not sent). */
 function changedSecrets(rows: SecretRow[], saved: Record<string, string>): Record<string, string> {
     return Object.fromEntries(Object.entries(secretsPayload(rows)).filter(([name, value]) => saved[name] !== value));
 }
 
+/** The compose file: edited as a form or text, then saved and deployed (`PUT /api/apps/{name}/compose`). */
 export function ComposeTab(props: { app: App; editable: boolean; onChanged: () => void }) {
     const [value, setValue] = useState<ComposeValue | undefined>(undefined);
     const [secrets, setSecrets] = useState(() => secretRows(props.app.draft.secrets, props.app.draft.compose));

@@ -9,7 +9,8 @@ import { Spinner } from '../../components/Spinner.tsx';
 import { ComposeEditor, type ComposeValue, composeText } from '../../editors/compose-editor.tsx';
 import { Findings } from '../../editors/findings.tsx';
 import { NginxEditor, type SiteValue, siteText } from '../../editors/nginx-editor.tsx';
-import { Link } from '../../router.tsx';
+import { useEdits } from '../../editors/use-edits.ts';
+import { Link, useLeaveGuard } from '../../router.tsx';
 import { GroupPicker, useAccessChoice } from '../app/access-groups.tsx';
 import { AdminUserField } from '../app/admin-user.tsx';
 import { RunLog } from '../app/run-log.tsx';
@@ -60,8 +61,16 @@ function StepActions(props: {
     );
 }
 
+/** What the wizard says before a reload, a closed tab or a link leaves a step with changes not saved. */
+const UNSAVED_STEP = 'Leave this page? This step has changes that are not saved.';
+
+function useStepGuard(changed: boolean): void {
+    useLeaveGuard(changed ? UNSAVED_STEP : undefined);
+}
+
 function SignInStep(props: { app: App; goTo: GoTo }) {
     const [choice, setChoice] = useState(() => choiceFromApp(props.app));
+    useStepGuard(JSON.stringify(choice) !== JSON.stringify(choiceFromApp(props.app)));
     return (
         <>
             <p>How visitors are known inside the app, best evidence first. Every app sits behind the identity provider either way.</p>
@@ -140,6 +149,7 @@ function AccessStep(props: { app: App; goTo: GoTo }) {
 
 function ComposeStep(props: { app: App; goTo: GoTo; acceptRisks: boolean; onAcceptRisks: (accepted: boolean) => void }) {
     const [value, setValue] = useState<ComposeValue | undefined>(undefined);
+    useStepGuard(useEdits(value).changed);
     return (
         <>
             <ComposeEditor
@@ -162,6 +172,7 @@ function ComposeStep(props: { app: App; goTo: GoTo; acceptRisks: boolean; onAcce
 
 function NginxStep(props: { app: App; goTo: GoTo }) {
     const [value, setValue] = useState<SiteValue | undefined>(undefined);
+    useStepGuard(useEdits(value).changed);
     return (
         <>
             <SiteNote />
@@ -203,6 +214,8 @@ function VariablesWithoutValue(props: { rows: SecretRow[]; compose: string }) {
 
 function SecretsStep(props: { app: App; goTo: GoTo }) {
     const [rows, setRows] = useState(() => secretRows(props.app.draft.secrets, props.app.draft.compose));
+    const [initial] = useState(() => JSON.stringify(secretsPayload(rows)));
+    useStepGuard(JSON.stringify(secretsPayload(rows)) !== initial);
     return (
         <>
             <p>Values for the compose file's variables, kept sealed and written to the app's secrets file (mode 0600).</p>
