@@ -1,6 +1,8 @@
 /**
  * Plugins found by name: every `<name>.ts` in a folder (but the folder's own support files) is the plugin `<name>`,
- * and its default export is the plugin. Dropping a file in adds one; nothing lists them by hand.
+ * and its default export is the plugin. Dropping a file in adds one; nothing lists them by hand. A kind of plugin
+ * may be looked for in more folders than the project's own (a setting's folders, say): a name is one file, so a
+ * name found in two folders stops the listing, naming both files.
  */
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -15,28 +17,44 @@ export interface NamedPlugins<T> {
 }
 
 /**
- * `what` names the plugin in errors (`a SignInMethod`); `isPlugin` checks a default export; `supportFiles` are the
- * folder's files that are not plugins (their names without `.ts`).
+ * `directories`: the project's folder, then any others; `what` names the plugin in errors (`a SignInMethod`);
+ * `isPlugin` checks a default export; `supportFiles` are the folders' files that are not plugins (their names
+ * without `.ts`).
  */
 export function namedPlugins<T>(
-    directory: string,
+    directories: string | readonly string[],
     options: { what: string; isPlugin: (value: unknown) => value is T; supportFiles?: string[] },
 ): NamedPlugins<T> {
     const support = new Set(options.supportFiles ?? []);
-    const names = () =>
-        Fs.readdirSync(directory)
-            .filter((file) => file.endsWith('.ts'))
-            .map((file) => file.slice(0, -3))
-            .filter((name) => PLUGIN_NAME.test(name) && !support.has(name))
-            .sort();
+    const files = (): Map<string, string> => {
+        const found = new Map<string, string>();
+        for (const directory of typeof directories === 'string' ? [directories] : directories) {
+            for (const file of Fs.readdirSync(directory).filter((candidate) => candidate.endsWith('.ts'))) {
+                const name = file.slice(0, -3);
+                if (!PLUGIN_NAME.test(name) || support.has(name)) {
+                    continue;
+                }
+
+                const other = found.get(name);
+                const path = Path.join(directory, file);
+                if (other) {
+                    throw new Error(`${options.what} named ${name} is both ${other} and ${path}: a name is one file`);
+                }
+
+                found.set(name, path);
+            }
+        }
+
+        return found;
+    };
     return {
-        names,
+        names: () => [...files().keys()].sort(),
         async load(name) {
-            if (!names().includes(name)) {
+            const file = files().get(name);
+            if (!file) {
                 return undefined;
             }
 
-            const file = Path.join(directory, `${name}.ts`);
             const module = (await import(pathToFileURL(file).href)) as { default?: unknown };
             if (!options.isPlugin(module.default)) {
                 throw new Error(`${Path.relative(process.cwd(), file)} must export ${options.what} as its default`);
