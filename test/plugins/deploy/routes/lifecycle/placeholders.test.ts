@@ -85,6 +85,20 @@ describe('deploy manager: placeholders and names cannot change the compose file'
         expect(((await editor.get(`/api/apps/${name}/runs`)).body as { runs: unknown[] }).runs).to.equal([]);
     });
 
+    it('refuses an image or tag with a line break or a space when an app is made, and makes nothing', async () => {
+        const name = `split-${Crypto.randomBytes(3).toString('hex')}`;
+        for (const body of [
+            { name, image: 'example/app\n    privileged: true' },
+            { name, image: 'example/app', tag: '1\n    privileged: true' },
+            { name, image: 'example/app', tag: '1 2' },
+        ]) {
+            const refused = await editor.post('/api/apps', body);
+            expect(refused.status, refused.text).to.equal(422);
+        }
+
+        expect((await editor.get(`/api/apps/${name}`)).status).to.equal(404);
+    });
+
     it('skips a catalog entry whose image tag would split into compose keys, with its reason', async () => {
         const answer = await editor.get('/api/catalog');
         expect(answer.status, answer.text).to.equal(200);
