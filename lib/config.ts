@@ -99,6 +99,8 @@ export interface HostConfig {
 export interface DnsConfig {
     /** A DNS provider plugin's name (`rfc2136`); unset: DNS records are not managed. */
     provider: string | undefined;
+    /** Folders of provider files besides `plugins/deploy/domain/dns/providers/` (DNS_PROVIDERS_DIRS). */
+    providerDirs: string[];
     /** host:port of the authoritative server that takes dynamic updates. */
     server: string | undefined;
     zone: string | undefined;
@@ -194,6 +196,7 @@ const environmentSchema = Joi.object({
         .default('https://registry-1.docker.io'),
     HUB_ALLOWED_HOST_LIST: allowedHostList(),
     DNS_PROVIDER: Joi.string().pattern(/^[a-z0-9-]+$/, 'a provider plugin name'),
+    DNS_PROVIDERS_DIRS: Joi.string().allow('').default(''),
     DNS_SERVER: Joi.string().pattern(/^[\w.:[\]-]+$/, 'host or host:port'),
     DNS_ZONE: Joi.string().hostname(),
     DNS_TSIG_KEY_NAME: Joi.string(),
@@ -301,6 +304,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             hubAllowedHostList: value.HUB_ALLOWED_HOST_LIST as string,
             dns: {
                 provider: value.DNS_PROVIDER as string | undefined,
+                providerDirs: listOf(value.DNS_PROVIDERS_DIRS as string).map((folder) => Path.resolve(folder)),
                 server: value.DNS_SERVER as string | undefined,
                 zone: value.DNS_ZONE as string | undefined,
                 tsigKeyName: value.DNS_TSIG_KEY_NAME as string | undefined,

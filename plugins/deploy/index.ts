@@ -14,10 +14,11 @@ import { recipes } from './domain/recipes/recipe-service.ts';
 import { deployRouteExtensions, deploySecurityPlugin, SESSION_STRATEGY } from './security.ts';
 
 /**
- * The concepts whose setup.ts runs, in this order: accounts (the setup token) and OIDC sign-in first, then runs
- * (taking over interrupted ones, which may need the others' services), then certificate renewal.
+ * The concepts whose setup.ts runs, in this order: the DNS provider first (a wrong DNS_PROVIDER stops the start),
+ * accounts (the setup token) and OIDC sign-in, then runs (taking over interrupted ones, which may need the others'
+ * services), then certificate renewal.
  */
-export const DEPLOY_SETUP_ORDER = ['accounts', 'oidc', 'runs', 'acme'] as const;
+export const DEPLOY_SETUP_ORDER = ['dns', 'accounts', 'oidc', 'runs', 'acme'] as const;
 
 export interface DeployPluginOptions {
     /** The YAML route specs. */

@@ -1,6 +1,6 @@
 /**
- * DNS provider plugins, found by name: `providers/<name>.ts` is provider `<name>` (the DNS_PROVIDER value);
- * its default export builds the provider from the DNS configuration.
+ * DNS provider plugins, found by name: `providers/<name>.ts`, or `<name>.ts` in a folder of DNS_PROVIDERS_DIRS, is
+ * provider `<name>` (the DNS_PROVIDER value); its default export builds the provider from the DNS configuration.
  */
 import Path from 'node:path';
 
@@ -28,21 +28,31 @@ function isFactory(value: unknown): value is DnsProviderFactory {
     return typeof value === 'function';
 }
 
-const providers = namedPlugins<DnsProviderFactory>(DNS_PROVIDERS_DIR, { what: 'a function building the DnsProvider', isPlugin: isFactory });
-
-export function availableDnsProviders(): string[] {
-    return providers.names();
+/** The providers of `providers/` and of the configuration's own folders (DNS_PROVIDERS_DIRS). */
+function providers(config: Pick<DnsConfig, 'providerDirs'>) {
+    return namedPlugins<DnsProviderFactory>([DNS_PROVIDERS_DIR, ...config.providerDirs], {
+        what: 'a function building the DnsProvider',
+        isPlugin: isFactory,
+    });
 }
 
-/** The provider config.provider names, or null when DNS records are not managed. */
+export function availableDnsProviders(config: Pick<DnsConfig, 'providerDirs'> = { providerDirs: [] }): string[] {
+    return providers(config).names();
+}
+
+/**
+ * The provider config.provider names, or null when DNS records are not managed. An unknown name, a file that builds
+ * no provider and a provider that refuses the configuration each throw, naming what is wrong: the deploy manager's
+ * start does this first (dns/setup.ts), so a run never meets it.
+ */
 export async function loadDnsProvider(config: DnsConfig): Promise<DnsProvider | null> {
     if (!config.provider) {
         return null;
     }
 
-    const factory = await providers.load(config.provider);
+    const factory = await providers(config).load(config.provider);
     if (!factory) {
-        const available = availableDnsProviders();
+        const available = availableDnsProviders(config);
         throw new Error(
             `Unknown DNS provider "${config.provider}" (DNS_PROVIDER); available: ${available.length > 0 ? available.join(', ') : 'none'}`,
         );
@@ -51,7 +61,7 @@ export async function loadDnsProvider(config: DnsConfig): Promise<DnsProvider | 
     const provider = factory(config);
     if (provider.name !== config.provider) {
         throw new Error(
-            `DNS provider file ${Path.join(DNS_PROVIDERS_DIR, `${config.provider}.ts`)} built a provider named "${provider.name}", not "${config.provider}"`,
+            `DNS provider ${config.provider} (DNS_PROVIDER) built a provider named "${provider.name}": a provider is named after its file`,
         );
     }
     return provider;

@@ -8,12 +8,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { DnsConfig } from '../../../../../lib/config.ts';
-import {
-    availableDnsProviders,
-    DNS_PROVIDERS_DIR,
-    type DnsProvider,
-    loadDnsProvider,
-} from '../../../../../plugins/deploy/domain/dns/dns-providers.ts';
+import { availableDnsProviders, type DnsProvider, loadDnsProvider } from '../../../../../plugins/deploy/domain/dns/dns-providers.ts';
 import { Rfc2136Provider, rfc2136Settings } from '../../../../../plugins/deploy/domain/dns/providers/rfc2136.ts';
 import {
     decodeMessage,
@@ -25,7 +20,7 @@ import {
 } from '../../../../../plugins/deploy/domain/dns/wire/dns-message.ts';
 import { signMessage } from '../../../../../plugins/deploy/domain/dns/wire/tsig.ts';
 import { exchange, parseServer } from '../../../../../plugins/deploy/domain/dns/wire/transport.ts';
-import { freePort } from '../../../../helpers/server.ts';
+import { createTestServer, freePort, freshDatabase, temporaryDirectory } from '../../../../helpers/server.ts';
 import { type BindKey, ensureBind, type RunningBind, startBind } from '../../../../support/bind.ts';
 
 export const lab = Lab.script();
@@ -37,6 +32,7 @@ const needsBind = { skip: !ensureBind() };
 function dnsConfig(overrides: Partial<DnsConfig> = {}): DnsConfig {
     return {
         provider: undefined,
+        providerDirs: [],
         server: undefined,
         zone: undefined,
         tsigKeyName: undefined,
@@ -326,30 +322,51 @@ describe('DNS providers: found by name', () => {
         );
     });
 
-    it('finds a provider file dropped into providers/', async () => {
+    it('stops the start when DNS_PROVIDER names no provider, naming it', async () => {
+        const dataDir = temporaryDirectory();
+        const database = await freshDatabase(dataDir);
+        try {
+            await expect(createTestServer({ DNS_PROVIDER: 'route53' }, { dataDir, database })).to.reject(
+                Error,
+                /Unknown DNS provider "route53" \(DNS_PROVIDER\); available: .*rfc2136/,
+            );
+        } finally {
+            await database.drop();
+            Fs.rmSync(dataDir, { recursive: true, force: true });
+        }
+    });
+
+    it('finds a provider file in a folder of DNS_PROVIDERS_DIRS, named after its file', async () => {
+        const folder = temporaryDirectory('gatehouse-dns-providers-');
         const name = `dropped-${Crypto.randomBytes(4).toString('hex')}`;
-        const file = Path.join(DNS_PROVIDERS_DIR, `${name}.ts`);
-        Fs.writeFileSync(
-            file,
-            `import type { DnsConfig } from '../../../../../lib/config.ts';
-export default function create(config: DnsConfig) {
+        const provider = (builtName: string) => `export default function create(config: { address?: string }) {
     return {
-        name: '${name}',
+        name: '${builtName}',
         setAddress: async () => undefined,
         removeAddress: async () => undefined,
         lookupAddress: async () => [config.address ?? 'none'],
     };
 }
-`,
-        );
+`;
         try {
-            expect(availableDnsProviders()).to.include(name);
-            const provider = await loadDnsProvider(dnsConfig({ provider: name, address: '192.0.2.1' }));
-            expect(provider?.name).to.equal(name);
-            expect(await provider?.lookupAddress('x.apps.test')).to.equal(['192.0.2.1']);
+            Fs.writeFileSync(Path.join(folder, `${name}.ts`), provider(name));
+            const withFolder = { providerDirs: [folder] };
+            expect(availableDnsProviders(withFolder)).to.include([name, 'rfc2136']);
+            expect(availableDnsProviders()).to.not.include(name);
+            const found = await loadDnsProvider(dnsConfig({ ...withFolder, provider: name, address: '192.0.2.1' }));
+            expect(found?.name).to.equal(name);
+            expect(await found?.lookupAddress('x.apps.test')).to.equal(['192.0.2.1']);
+            await expect(loadDnsProvider(dnsConfig({ provider: name }))).to.reject(Error, new RegExp(`Unknown DNS provider "${name}"`));
+
+            Fs.writeFileSync(Path.join(folder, 'misnamed.ts'), provider('other'));
+            await expect(loadDnsProvider(dnsConfig({ ...withFolder, provider: 'misnamed' }))).to.reject(
+                Error,
+                /DNS provider misnamed \(DNS_PROVIDER\) built a provider named "other"/,
+            );
+            Fs.writeFileSync(Path.join(folder, 'rfc2136.ts'), provider('rfc2136'));
+            expect(() => availableDnsProviders(withFolder)).to.throw(/named rfc2136 is both .*rfc2136\.ts and .*rfc2136\.ts/);
         } finally {
-            Fs.rmSync(file, { force: true });
+            Fs.rmSync(folder, { recursive: true, force: true });
         }
-        expect(availableDnsProviders()).to.not.include(name);
     });
 });
