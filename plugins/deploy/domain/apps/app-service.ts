@@ -14,6 +14,7 @@ import { parseCompose, renderCompose } from '../compose/compose-model.ts';
 import { writeComposeText } from '../compose/compose-yaml.ts';
 import { TAG } from '../hub/image-reference.ts';
 import { catalog, splitImage } from '../catalog/catalog-service.ts';
+import { neededVariables, templateSecretKind } from '../catalog/template-secrets.ts';
 import { mainService } from '../recipes/recipe-compose.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import type { Recipe } from '../recipes/recipe-types.ts';
@@ -232,7 +233,7 @@ export class AppService {
 
         const recipe = template ?? (await recipes(this.#server).forImage(image))?.recipe;
 
-        const tag = input.tag ?? importedImage?.tag ?? 'latest';
+        const tag = input.tag ?? (template?.compose ? template.tag : undefined) ?? importedImage?.tag ?? 'latest';
         if (!TAG.test(tag)) {
             throw new ValidationError('tag: 1 to 128 letters, digits, _ . or -, not starting with . or -');
         }
@@ -265,7 +266,24 @@ export class AppService {
                 step: 'image',
             };
             const createdAt = now();
+            // A template's own variables (a database password...) get generated values: the draft deploys as made.
+            const generated = template?.compose
+                ? Object.fromEntries(
+                      neededVariables(parseCompose(draft.compose)).map((variable) => [
+                          variable,
+                          generateSecret(templateSecretKind(variable)),
+                      ]),
+                  )
+                : {};
+            const secrets =
+                Object.keys(generated).length === 0
+                    ? {}
+                    : {
+                          secrets_sealed: this.#server.app.sealer.seal(JSON.stringify(generated), this.#aad(input.name, 'secrets')),
+                          secrets_masked: JSON.stringify(maskSecrets(generated)),
+                      };
             await trx('dp_apps').insert({
+                ...secrets,
                 name: input.name,
                 title: input.title ?? template?.title ?? imported?.title ?? input.name,
                 template_id: input.templateId ?? null,

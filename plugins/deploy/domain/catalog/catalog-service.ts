@@ -1,6 +1,7 @@
 /**
- * The catalog: what an app can be made from. The recipes that carry a compose template, then the lists people
- * already keep (Portainer App Templates from CATALOG_URLS), each template matched to a recipe for its sign-in method.
+ * The catalog: what an app can be made from. The recipes that carry a compose template (every shipped recipe has
+ * one, so a fresh install lists them), then the lists people already keep (Portainer App Templates from
+ * CATALOG_URLS), each template matched to a recipe for its sign-in method.
  * An imported list is read again after a while; a list that cannot be read is reported, not fatal.
  */
 import Fs from 'node:fs';
@@ -26,6 +27,8 @@ export interface CatalogEntry {
     recipe: string | null;
     source: string;
     logo: string | null;
+    /** The one category the wizard groups and filters by: the recipe's, or an imported template's first. */
+    category: string | null;
     categories: string[];
 }
 
@@ -70,13 +73,14 @@ function fromRecipe(recipe: Recipe): CatalogEntry {
         id: recipe.id,
         title: recipe.title,
         description: recipe.description ?? '',
-        image: recipe.image,
+        image: `${recipe.image}:${recipe.tag ?? 'latest'}`,
         method: recipe.method,
         level: recipe.level,
         recipe: recipe.id,
         source: 'recipes',
         logo: null,
-        categories: [],
+        category: recipe.category ?? null,
+        categories: recipe.category ? [recipe.category] : [],
     };
 }
 
@@ -138,6 +142,7 @@ export class CatalogService {
                 recipe: match?.recipe.id ?? null,
                 source: template.source,
                 logo: template.logo,
+                category: template.categories[0] ?? null,
                 categories: template.categories,
             };
         });

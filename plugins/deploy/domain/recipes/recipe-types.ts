@@ -40,6 +40,10 @@ export interface RecipeFields {
     sources: string[];
     service?: string;
     compose?: string;
+    /** The tag an app made from the compose template starts with. */
+    tag?: string;
+    /** The catalog's category. */
+    category?: string;
 }
 
 export interface Recipe extends RecipeFields {
