@@ -322,8 +322,10 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
             templates: Array<{ id: string; title: string; image: string; method: string | null; recipe: string | null; source: string }>;
             sources: Array<{ source: string; templates: number; skipped: number; error: string | null }>;
         };
-        expect(catalog.templates[0]).to.include({ id: 'example-notes', method: 'header', source: 'recipes' });
-        const grafana = catalog.templates.find((template) => template.title === 'Grafana');
+        expect(catalog.templates.find((template) => template.id === 'example-notes')).to.include({ method: 'header', source: 'recipes' });
+        // The shipped recipes come first (each has a template); an imported entry of the same app keeps its place beside them.
+        expect(catalog.templates.find((template) => template.title === 'Grafana')).to.include({ id: 'grafana', source: 'recipes' });
+        const grafana = catalog.templates.find((template) => template.title === 'Grafana' && template.source !== 'recipes');
         expect(grafana).to.include({ image: 'grafana/grafana:11.1.0', method: 'oidc', recipe: 'grafana' });
         expect(catalog.templates.find((template) => template.title === 'Static site')?.method).to.equal(null);
         expect(catalog.templates.find((template) => template.title === 'Legacy app')?.image).to.equal('example/legacy:1');
@@ -344,7 +346,7 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
         expect(app.draft.compose).to.contain(`127.0.0.1:${app.hostPort}:8080`);
 
         const catalog = (await viewer.get('/api/catalog')).body as { templates: Array<{ id: string; title: string }> };
-        const grafanaId = catalog.templates.find((template) => template.title === 'Grafana')?.id ?? '';
+        const grafanaId = catalog.templates.find((template) => template.title === 'Grafana' && template.id !== 'grafana')?.id ?? '';
         const dash = await editor.post('/api/apps', { name: 'dash2', templateId: grafanaId });
         expect(dash.status).to.equal(201);
         expect((dash.body as { app: { image: string; tag: string } }).app).to.include({ image: 'grafana/grafana', tag: '11.1.0' });
