@@ -42,6 +42,8 @@ export interface Config {
         firstHostPort: number;
         /** Folders of recipe files besides the project's own `recipes/` (RECIPES_DIRS). */
         recipeDirs: string[];
+        /** Folders of auto-login adapter files besides `plugins/sso/autologin/` (AUTOLOGIN_ADAPTERS_DIRS). */
+        autologinAdapterDirs: string[];
         /** App-template lists (Portainer's formats) the catalog imports: URLs or files (CATALOG_URLS). */
         catalogUrls: string[];
     };
@@ -172,6 +174,7 @@ const environmentSchema = Joi.object({
     DEPLOY_PULL_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(86400).default(600),
     APPS_FIRST_HOST_PORT: Joi.number().integer().min(1024).max(65000).default(20000),
     RECIPES_DIRS: Joi.string().allow('').default(''),
+    AUTOLOGIN_ADAPTERS_DIRS: Joi.string().allow('').default(''),
     CATALOG_URLS: Joi.string().allow('').default(''),
     NGINX_BIN: Joi.string(),
     NGINX_CONF: Joi.string(),
@@ -281,6 +284,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             pullTimeoutSeconds: value.DEPLOY_PULL_TIMEOUT_SECONDS as number,
             firstHostPort: value.APPS_FIRST_HOST_PORT as number,
             recipeDirs: listOf(value.RECIPES_DIRS as string).map((folder) => Path.resolve(folder)),
+            autologinAdapterDirs: listOf(value.AUTOLOGIN_ADAPTERS_DIRS as string).map((folder) => Path.resolve(folder)),
             catalogUrls: listOf(value.CATALOG_URLS as string),
         },
         host: {

@@ -8,6 +8,7 @@ import type { Plugin } from '@hapi/hapi';
 
 import { registerDeployApi } from '../../lib/spec/deploy-loader.ts';
 import { idpPlugin } from '../idp/index.ts';
+import { loadAddedAdapters } from '../sso/autologin/adapters.ts';
 import { webPlugin } from '../web.ts';
 import { refreshDeploySpecDefinitions } from './domain/apps/spec-definitions.ts';
 import { recipes } from './domain/recipes/recipe-service.ts';
@@ -31,8 +32,10 @@ export const deployPlugin: Plugin<DeployPluginOptions> = {
     name: 'gatehouse-deploy',
     dependencies: ['db', 'jobs'],
     register: async (server, { specsDir, webDistDir }) => {
-        // What the drop-in parts decide for this start (the sign-in methods there are), for the specs and the recipes.
-        const definitions = refreshDeploySpecDefinitions();
+        // The auto-login adapters of AUTOLOGIN_ADAPTERS_DIRS (a file there that is not one stops the start).
+        await loadAddedAdapters(server.app.config.apps.autologinAdapterDirs);
+        // What the drop-in parts decide for this start (the sign-in methods and adapters there are), for the specs and the recipes.
+        const definitions = refreshDeploySpecDefinitions(server.app.config.apps.autologinAdapterDirs);
         // A recipe file that is not valid stops the start here, naming the file and the field.
         recipes(server).shipped();
         await server.register([deploySecurityPlugin, idpPlugin]);

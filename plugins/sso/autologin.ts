@@ -7,7 +7,7 @@
 import { APP_PATH_RULE, isAppPath, pathOnOrigin } from '../../lib/app-urls.ts';
 import { readSite } from '../deploy/domain/nginx/site-model.ts';
 import { type LocationSpec, SERVICE_PATH_PREFIX, type SiteSpec } from '../deploy/domain/nginx/site-types.ts';
-import { loadAdapter } from './autologin/adapters.ts';
+import { autoLoginAdapters } from './autologin/adapters.ts';
 import type { AutoLoginOutcome } from './autologin/adapter-types.ts';
 import type { MethodSettings, SignInMethod } from './method-types.ts';
 
@@ -44,7 +44,7 @@ export async function signInServerSide(
     visitorHeaders: Record<string, string> = {},
 ): Promise<AutoLoginOutcome> {
     const name = settings.login?.adapter ?? DEFAULT_ADAPTER;
-    const adapter = await loadAdapter(name);
+    const adapter = await autoLoginAdapters(settings.autologin?.adapterDirs).load(name);
     if (!adapter) {
         return { ok: false, reason: `there is no auto-login adapter ${name}` };
     }

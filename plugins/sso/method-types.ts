@@ -36,8 +36,11 @@ export interface MethodSettings {
     idpUrl?: string;
     /** The auto-login adapter and the app's login page (found by the adapter when not given). */
     login?: { adapter: string; path?: string };
-    /** Where nginx reaches Gatehouse's auto-login, and the app's token for it (opened in runs only). */
-    autologin?: { gatehouseUrl: string; token?: string };
+    /**
+     * Where nginx reaches Gatehouse's auto-login, the app's token for it (opened in runs only), and the folders of
+     * auto-login adapters besides plugins/sso/autologin/ (AUTOLOGIN_ADAPTERS_DIRS).
+     */
+    autologin?: { gatehouseUrl: string; token?: string; adapterDirs?: string[] };
     /** The app's OpenID client, when the provider is connected; the secret only where it may be shown or used. */
     oidc?: { endpoints: OidcEndpoints; clientId: string; clientSecret?: string };
     /** The app's recipe, when it says how to set this method up in the app: what it changes and what it asks to do by hand. */

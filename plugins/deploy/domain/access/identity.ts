@@ -238,6 +238,7 @@ export async function methodSettingsOf(server: Server, app: AppRecord, opened: O
         ...(recipe ? { recipe: recipeShown(recipe) } : {}),
         autologin: {
             gatehouseUrl: `http://127.0.0.1:${server.info.port}`,
+            adapterDirs: server.app.config.apps.autologinAdapterDirs,
             ...(opened.autologinToken ? { token: opened.autologinToken } : {}),
         },
     };

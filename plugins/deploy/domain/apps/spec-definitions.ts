@@ -1,20 +1,31 @@
 /**
  * The schemas the deploy specs name with `$ref: '#/definitions/<name>'` whose values the drop-in parts decide: a
- * sign-in method file dropped into plugins/sso/ is a valid `account` everywhere the specs take one, with no other
- * edit.
+ * sign-in method file dropped into plugins/sso/, or an auto-login adapter file into plugins/sso/autologin/ (or a
+ * folder of AUTOLOGIN_ADAPTERS_DIRS), is a valid `account` or `login.adapter` everywhere the specs take one, with no
+ * other edit.
  */
 import type { Definitions } from '../../../../lib/spec/schema-to-joi.ts';
+import { autoLoginAdapters } from '../../../sso/autologin/adapters.ts';
 import { methodNames } from '../../../sso/methods.ts';
 
 let current: Definitions | undefined;
 
-/** Made anew when the deploy plugin registers (a method file dropped in counts from the next start), then kept. */
-export function refreshDeploySpecDefinitions(): Definitions {
+/**
+ * Made anew when the deploy plugin registers (a file dropped in counts from the next start), then kept;
+ * `adapterDirs`: the configuration's AUTOLOGIN_ADAPTERS_DIRS.
+ */
+export function refreshDeploySpecDefinitions(adapterDirs: readonly string[] = []): Definitions {
     current = {
         SignInMethod: {
             type: 'string',
             enum: ['', 'recipe', ...methodNames()],
             description: "the sign-in method: a method's name, 'recipe' (the recipe's), or '' (none chosen yet)",
+        },
+        AutoLoginAdapter: {
+            type: 'string',
+            enum: autoLoginAdapters(adapterDirs).names(),
+            description:
+                'the auto-login adapter: plugins/sso/autologin/<adapter>.ts, or <adapter>.ts in a folder of AUTOLOGIN_ADAPTERS_DIRS',
         },
     };
     return current;
@@ -29,4 +40,9 @@ export function deploySpecDefinitions(): Definitions {
 export function startedMethodNames(): string[] {
     const values = (deploySpecDefinitions().SignInMethod?.enum ?? []) as string[];
     return values.filter((value) => value !== '' && value !== 'recipe');
+}
+
+/** The auto-login adapters of the last start. */
+export function startedAdapterNames(): string[] {
+    return (deploySpecDefinitions().AutoLoginAdapter?.enum ?? []) as string[];
 }

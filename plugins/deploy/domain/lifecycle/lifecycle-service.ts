@@ -11,13 +11,13 @@ import { defineService } from '../../../../lib/services.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
+import { startedAdapterNames } from '../apps/spec-definitions.ts';
 import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
 import type { ComposeSpec } from '../compose/compose-types.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { fillCommandPlaceholders, fillYamlPlaceholders, openedSecretValues, placeholderValues } from '../../../sso/placeholders.ts';
-import { adapterNames } from '../../../sso/autologin/adapters.ts';
 import { appAccess } from '../access/access-service.ts';
 import { appliedMethod, methodSettingsOf } from '../access/identity.ts';
 import { composeWithRecipe } from '../recipes/recipe-compose.ts';
@@ -288,9 +288,9 @@ export class LifecycleService {
             );
         }
 
-        if (change.login && !adapterNames().includes(change.login.adapter)) {
+        if (change.login && !startedAdapterNames().includes(change.login.adapter)) {
             throw new ValidationError(
-                `login.adapter: there is no auto-login adapter ${change.login.adapter}; available: ${adapterNames().join(', ')}`,
+                `login.adapter: there is no auto-login adapter ${change.login.adapter}; available: ${startedAdapterNames().join(', ')}`,
             );
         }
 

@@ -18,7 +18,7 @@ import { parseRepositoryName } from '../hub/image-reference.ts';
 import { checkAcsPath } from '../nginx/site-values.ts';
 import type { Recipe, RecipeFields } from './recipe-types.ts';
 import type { Definitions } from '../../../../lib/spec/schema-to-joi.ts';
-import { deploySpecDefinitions, startedMethodNames } from '../apps/spec-definitions.ts';
+import { deploySpecDefinitions, startedAdapterNames, startedMethodNames } from '../apps/spec-definitions.ts';
 
 export const SHIPPED_RECIPES_DIR = fileURLToPath(new URL('../../../../recipes/', import.meta.url));
 const SCHEMA_FILE = Path.join(SHIPPED_RECIPES_DIR, 'recipe.schema.json');
@@ -29,17 +29,25 @@ export const TEMPLATE_PLACEHOLDERS = ['IMAGE', 'PORT'] as const;
 export class RecipeError extends Error {}
 
 interface RecipeSchema {
-    properties: { method: { enum?: string[] }; paidOnly: { items: { enum?: string[] } } };
+    properties: {
+        method: { enum?: string[] };
+        paidOnly: { items: { enum?: string[] } };
+        login: { properties: { adapter: { enum?: string[] } } };
+    };
 }
 
-/** The schema with the sign-in methods of the last start as the values of `method` and `paidOnly`. */
-function withMethods(schema: RecipeSchema, methods: string[]): RecipeSchema {
+/**
+ * The schema with the sign-in methods of the last start as the values of `method` and `paidOnly`, and its
+ * auto-login adapters as those of `login.adapter`.
+ */
+function withPlugins(schema: RecipeSchema, methods: string[], adapters: string[]): RecipeSchema {
     schema.properties.method.enum = methods;
     schema.properties.paidOnly.items.enum = methods.filter((method) => method !== 'own');
+    schema.properties.login.properties.adapter.enum = adapters;
     return schema;
 }
 
-/** Compiled for one start's definitions: a method file dropped in counts from the next start, as in the specs. */
+/** Compiled for one start's definitions: a method or adapter file dropped in counts from the next start, as in the specs. */
 let validator: { definitions: Definitions; validate: ValidateFunction } | undefined;
 
 function validate(fields: unknown): ErrorObject[] {
@@ -47,7 +55,11 @@ function validate(fields: unknown): ErrorObject[] {
     if (validator?.definitions !== definitions) {
         const ajv = new Ajv({ allErrors: true, strict: true });
         ajv.addFormat(APP_PATH_FORMAT, { type: 'string', validate: isAppPath });
-        const schema = withMethods(JSON.parse(Fs.readFileSync(SCHEMA_FILE, 'utf8')) as RecipeSchema, startedMethodNames());
+        const schema = withPlugins(
+            JSON.parse(Fs.readFileSync(SCHEMA_FILE, 'utf8')) as RecipeSchema,
+            startedMethodNames(),
+            startedAdapterNames(),
+        );
         validator = { definitions, validate: ajv.compile(schema) };
     }
 
