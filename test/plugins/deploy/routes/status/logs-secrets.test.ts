@@ -10,6 +10,7 @@ import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
 import { buildTestImage, removeProjects } from '../../../../support/images.ts';
+import { followEvents } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -89,6 +90,28 @@ describe('deploy manager: container logs mask the app secrets for viewers', { ti
 
         expect(lines).to.include(['DB_PASSWORD=••••••••', 'API_TOKEN=••••••••', 'SHARED=••••••••', 'AS_JSON={"token":"••••••••"}']);
         expect(lines).to.include(['AS_URL=https://app:••••••••@db.internal/app', 'printed all']);
+    });
+
+    it('masks them on the live stream too, for a viewer', async () => {
+        const followed = await followEvents(viewer, `/api/apps/${APP}/logs/stream?tail=100`);
+        try {
+            const lines = () =>
+                followed.messages
+                    .filter((message) => message.event === 'line')
+                    .map((message) => (JSON.parse(message.data) as { text: string }).text);
+            await waitUntil('the printed environment on the stream', () => lines().includes('printed all'), {
+                timeoutMs: 30_000,
+                intervalMs: 50,
+            });
+            const text = lines().join('\n');
+            for (const secret of PRINTED) {
+                expect(text, secret).to.not.contain(secret);
+            }
+
+            expect(lines()).to.include(['DB_PASSWORD=••••••••', 'AS_URL=https://app:••••••••@db.internal/app']);
+        } finally {
+            followed.close();
+        }
     });
 
     it('shows the values to an editor, who may read the secrets', async () => {
