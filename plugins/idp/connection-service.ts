@@ -132,7 +132,7 @@ export class IdpConnectionService {
     async client(): Promise<IdentityProvider> {
         const active = await this.active();
         if (!active) {
-            throw new ValidationError('no identity provider is connected: an administrator connects one at /api/admin/idp');
+            throw new ValidationError('no identity provider is connected: an administrator connects one (Admin, Identity provider)');
         }
 
         return (await loadIdpKind(active.kind)).connect({ url: active.url, token: active.token });

@@ -69,7 +69,7 @@ async function pageOf(
 
 async function check({ settings, site }: MethodCheckContext): Promise<MethodCheck> {
     const upstream = appUpstream(site);
-    const fix = "check the recipe's setting in the compose file (GET /api/apps/{name}/compose) and the app's logs";
+    const fix = "check the recipe's setting in the app's compose file (its Compose tab) and the app's logs";
     if (!upstream) {
         return { ok: false, text: 'the site proxies to no app', fix };
     }

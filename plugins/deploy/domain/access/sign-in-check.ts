@@ -65,7 +65,7 @@ export async function checkSignIn(target: SignInTarget): Promise<SignInCheck> {
             ok: false,
             text: `an anonymous request to ${origin}/ was not sent to the sign-in (${seen})`,
             fix: outpostFault
-                ? "nginx could not ask the outpost: check the provider's outpost URL (/api/admin/idp) and that the outpost serves this app's provider"
+                ? "nginx could not ask the outpost: check the identity provider's outpost URL (Admin, Identity provider) and that the outpost serves this app's provider"
                 : 'the site does not check the visitor with the provider: deploy the app again, or restore the forward-auth block in its nginx site',
         };
     }

@@ -211,7 +211,7 @@ export class LifecycleService {
         const findings = lintCompose(spec, lintContextFor(this.#server.app.config, { app, values: secrets }));
         if (!acceptRisks && hasUnacceptedRisks(findings)) {
             const risks = findings.filter((finding) => finding.level === 'risk');
-            throw new ValidationError(`lint found risks in ${what}; send acceptRisks: true to deploy anyway: ${describe(risks)}`);
+            throw new ValidationError(`lint found risks in ${what}; accept them to deploy anyway: ${describe(risks)}`);
         }
     }
 
@@ -296,7 +296,9 @@ export class LifecycleService {
 
         checkSamlAcs(change.samlAcs);
         if (!(await idpConnection(this.#server).active())) {
-            throw new ValidationError('connect an identity provider first (/api/admin/idp): every method works behind its forward auth');
+            throw new ValidationError(
+                'connect an identity provider first (Admin, Identity provider): every method works behind its forward auth',
+            );
         }
 
         const { account: _account, sharedPassword, acceptRisks, ...fields } = change;
