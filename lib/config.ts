@@ -69,6 +69,8 @@ export interface Config {
     activeCodeLiveMinutes: number;
     /** Entries per in-memory read cache (token look-ups, user search, organisation, notification and run pages); 0: off. */
     readCacheEntries: number;
+    /** Apps' backups: the restic repository (a folder or any restic backend) and its password (unset: a generated one, sealed). */
+    backups: { repository: string; password: string | undefined };
 }
 
 export interface HostConfig {
@@ -232,6 +234,8 @@ const environmentSchema = Joi.object({
     ACTIONS_LOG_RETENTION_DAYS: Joi.number().integer().min(1).default(365),
     ACTIVE_CODE_LIVE_MINUTES: Joi.number().integer().min(1).default(180),
     READ_CACHE_ENTRIES: Joi.number().integer().min(0).max(100_000).default(256),
+    BACKUP_REPOSITORY: Joi.string().max(1024),
+    BACKUP_PASSWORD: Joi.string().min(8).max(1024),
 })
     .pattern(/^CRON_[A-Z0-9_]+_(ENABLED|RUN_AT_START)$/, Joi.boolean().truthy('1').falsy('0'))
     .pattern(
@@ -338,6 +342,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         actionsLogRetentionDays: value.ACTIONS_LOG_RETENTION_DAYS as number,
         activeCodeLiveMinutes: value.ACTIVE_CODE_LIVE_MINUTES as number,
         readCacheEntries: value.READ_CACHE_ENTRIES as number,
+        backups: {
+            repository: (value.BACKUP_REPOSITORY as string | undefined) ?? Path.join(dataDir, 'backups'),
+            password: value.BACKUP_PASSWORD as string | undefined,
+        },
     };
 }
 

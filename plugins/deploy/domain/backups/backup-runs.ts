@@ -1,0 +1,274 @@
+/**
+ * Backup and restore runs, as their worker executes them. A backup is one restic snapshot of a staging folder:
+ * `app/` (the app's folder: compose file, secrets), `site/<app>.conf` (its nginx site) and `volumes/<volume>.tar`
+ * (each named volume of its compose project, read through Docker's archive API with the app's containers paused).
+ * A restore stops the app, takes a backup of what is there, puts the snapshot's folder, site and volumes in place
+ * and starts the app; when any of that fails, it puts the backup it took back the same way.
+ */
+import Fs from 'node:fs';
+import Path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+
+import type Docker from 'dockerode';
+
+import { LABEL } from '../host/compose-labels.ts';
+import { dockerClient } from '../host/docker-client.ts';
+import { engineOf, planFromDisk, RolledBackError, upOptions } from '../engine/app-runs.ts';
+import type { ProjectPlan } from '../engine/compose-plan.ts';
+import type { RunContext } from '../engine/run-context.ts';
+import { testAndReload } from '../engine/site-steps.ts';
+import { backupFolder, ensureRepository, restic, type ResticRepository } from './restic.ts';
+
+/** What one backup holds. */
+export interface BackupHolds {
+    folder: boolean;
+    site: boolean;
+    volumes: string[];
+}
+
+export interface BackupRunData {
+    restic: ResticRepository & { hash: string };
+    reason: string;
+    /** A restore's snapshot. */
+    snapshot?: string;
+}
+
+const VOLUME_MOUNT = '/volume';
+/** Empties a volume before its files are put back, so that what the backup did not hold is gone. */
+const EMPTY_VOLUME = `rm -rf ${VOLUME_MOUNT}/* ${VOLUME_MOUNT}/.[!.]* ${VOLUME_MOUNT}/..?*`;
+
+function stagingDir(context: RunContext, purpose: string): string {
+    const dir = Path.join(context.config.dataDir, 'backup-staging', `${context.data.runId}-${purpose}`);
+    Fs.rmSync(dir, { recursive: true, force: true });
+    Fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
+}
+
+/** The app's own volumes (not external ones) that exist on the engine. */
+async function volumesOf(docker: Docker, plan: ProjectPlan): Promise<string[]> {
+    const names: string[] = [];
+    for (const volume of plan.volumes.filter((candidate) => !candidate.external)) {
+        try {
+            await docker.getVolume(volume.name).inspect();
+            names.push(volume.name);
+        } catch {
+            // Never made (no service mounts it yet): nothing to hold.
+        }
+    }
+
+    return names;
+}
+
+/**
+ * A container of one of the app's images with the volume at /volume, created and not started: Docker copies files in
+ * and out of any container, and the app's images are the ones the engine surely has.
+ */
+async function volumeContainer(docker: Docker, plan: ProjectPlan, volume: string, entrypoint: string[]): Promise<Docker.Container> {
+    const failures: string[] = [];
+    for (const image of new Set(plan.services.map((service) => service.image))) {
+        try {
+            return await docker.createContainer({
+                Image: image,
+                Entrypoint: entrypoint,
+                Labels: { [LABEL.managed]: 'true' },
+                HostConfig: { Binds: [`${volume}:${VOLUME_MOUNT}`] },
+            });
+        } catch (error) {
+            failures.push(`${image}: ${(error as Error).message}`);
+        }
+    }
+
+    throw new Error(`no image of the app could mount the volume ${volume}: ${failures.join('; ') || 'the app has no service'}`);
+}
+
+/** Pauses the app's running containers while `work` reads their volumes, so that what is read is one moment's. */
+async function withAppPaused<T>(context: RunContext, docker: Docker, plan: ProjectPlan, work: () => Promise<T>): Promise<T> {
+    const paused: Docker.Container[] = [];
+    try {
+        for (const service of plan.services) {
+            const container = docker.getContainer(service.containerName);
+            const state = await container.inspect().then(
+                (inspect) => inspect.State,
+                () => undefined,
+            );
+            if (state?.Running && !state.Paused) {
+                await container.pause();
+                paused.push(container);
+            }
+        }
+
+        if (paused.length > 0) {
+            context.log(`Paused ${paused.length} container(s) while their volumes are read`);
+        }
+
+        return await work();
+    } finally {
+        for (const container of paused) {
+            await container
+                .unpause()
+                .catch((error: unknown) => context.log(`Could not unpause a container: ${(error as Error).message}`, 'error'));
+        }
+    }
+}
+
+/** Takes a backup of the app as its files and volumes are now; records it and answers its id in the database. */
+export async function backupApp(context: RunContext, data: BackupRunData, reason: string): Promise<{ id: number; snapshot: string }> {
+    context.step = 'backup';
+    const docker = dockerClient();
+    const plan = planFromDisk(context);
+    const staging = stagingDir(context, 'backup');
+    try {
+        const { appDir, siteFile } = context.paths;
+        Fs.cpSync(appDir, Path.join(staging, 'app'), { recursive: true, preserveTimestamps: true });
+        const site = Fs.existsSync(siteFile);
+        if (site) {
+            Fs.mkdirSync(Path.join(staging, 'site'), { mode: 0o700 });
+            Fs.copyFileSync(siteFile, Path.join(staging, 'site', Path.basename(siteFile)));
+        }
+
+        const volumes = await volumesOf(docker, plan);
+        if (volumes.length > 0) {
+            Fs.mkdirSync(Path.join(staging, 'volumes'), { mode: 0o700 });
+            await withAppPaused(context, docker, plan, async () => {
+                for (const volume of volumes) {
+                    await readVolume(docker, plan, volume, Path.join(staging, 'volumes', `${volume}.tar`));
+                    context.log(`Read volume ${volume}`);
+                }
+            });
+        }
+
+        await ensureRepository(data.restic);
+        const { snapshot, size } = await backupFolder(data.restic, staging, ['gatehouse', `app:${context.data.app}`, `reason:${reason}`]);
+        const holds: BackupHolds = { folder: true, site, volumes };
+        const knex = await context.database();
+        const [id] = await knex('dp_backups').insert({
+            app_name: context.data.app,
+            repository_hash: data.restic.hash,
+            snapshot,
+            reason,
+            holds: JSON.stringify(holds),
+            size,
+            run_id: context.data.runId,
+            created_at: Date.now(),
+        });
+        context.log(
+            `Backup ${Number(id)} made: snapshot ${snapshot.slice(0, 8)}, ${size} bytes (folder${site ? ', site' : ''}, ${volumes.length} volume(s))`,
+        );
+        return { id: Number(id), snapshot };
+    } finally {
+        Fs.rmSync(staging, { recursive: true, force: true });
+    }
+}
+
+async function readVolume(docker: Docker, plan: ProjectPlan, volume: string, file: string): Promise<void> {
+    // Never started: the entrypoint only has to be there for the engine to accept the container.
+    const reader = await volumeContainer(docker, plan, volume, ['/gatehouse-volume-reader']);
+    try {
+        const files = await reader.getArchive({ path: VOLUME_MOUNT });
+        await pipeline(files, Fs.createWriteStream(file, { mode: 0o600 }));
+    } finally {
+        await reader.remove({ force: true });
+    }
+}
+
+/** Empties the volume (through a shell of one of the app's images), then puts the archive's files in it. */
+async function writeVolume(context: RunContext, docker: Docker, plan: ProjectPlan, volume: string, file: string): Promise<void> {
+    try {
+        await docker.getVolume(volume).inspect();
+    } catch {
+        await docker.createVolume({ Name: volume, Labels: { [LABEL.project]: context.data.app, [LABEL.managed]: 'true' } });
+        context.log(`Made volume ${volume}`);
+    }
+
+    const writer = await volumeContainer(docker, plan, volume, ['/bin/sh', '-c', EMPTY_VOLUME]);
+    try {
+        await writer.start();
+        const { StatusCode: status } = (await writer.wait()) as { StatusCode: number };
+        if (status !== 0) {
+            context.log(`Could not empty volume ${volume} first (exit ${status}): files the backup did not hold are left in it`, 'warning');
+        }
+
+        // The archive holds `volume/...`, as Docker gave it: put at the root, it lands in the mounted volume.
+        await writer.putArchive(Fs.createReadStream(file), { path: '/' });
+    } finally {
+        await writer.remove({ force: true });
+    }
+}
+
+/** Puts the snapshot's folder, site and volumes in place of the app's; the app must be stopped. */
+async function putSnapshotBack(context: RunContext, data: BackupRunData, snapshot: string): Promise<void> {
+    const docker = dockerClient();
+    const staging = stagingDir(context, 'restore');
+    try {
+        context.step = 'restore';
+        await restic(data.restic, ['restore', snapshot, '--target', staging]);
+        const { appDir, siteFile } = context.paths;
+        if (!Fs.existsSync(Path.join(staging, 'app'))) {
+            throw new Error(`snapshot ${snapshot.slice(0, 8)} holds no app folder`);
+        }
+
+        Fs.rmSync(appDir, { recursive: true, force: true });
+        Fs.cpSync(Path.join(staging, 'app'), appDir, { recursive: true, preserveTimestamps: true });
+        context.log(`Put back the app's folder ${appDir}`);
+        const site = Path.join(staging, 'site', Path.basename(siteFile));
+        if (Fs.existsSync(site)) {
+            const text = Fs.readFileSync(site, 'utf8');
+            const current = Fs.existsSync(siteFile) ? Fs.readFileSync(siteFile, 'utf8') : undefined;
+            if (text !== current) {
+                Fs.mkdirSync(Path.dirname(siteFile), { recursive: true });
+                Fs.writeFileSync(siteFile, text, { mode: 0o600 });
+                context.log(`Put back the site ${siteFile}`);
+                await testAndReload(context);
+            }
+        }
+
+        const plan = planFromDisk(context);
+        const volumesDir = Path.join(staging, 'volumes');
+        const archives = Fs.existsSync(volumesDir) ? Fs.readdirSync(volumesDir).filter((name) => name.endsWith('.tar')) : [];
+        for (const archive of archives) {
+            const volume = archive.slice(0, -'.tar'.length);
+            await writeVolume(context, docker, plan, volume, Path.join(volumesDir, archive));
+            context.log(`Put back volume ${volume}`);
+        }
+    } finally {
+        Fs.rmSync(staging, { recursive: true, force: true });
+    }
+}
+
+export async function backupRun(context: RunContext, data: BackupRunData): Promise<void> {
+    await backupApp(context, data, data.reason);
+}
+
+/**
+ * Stops the app, keeps what is there as a backup ("before restore"), puts the snapshot back and starts the app. A
+ * failure after the stop puts the kept backup back and starts the app again, and the run fails with the cause.
+ */
+export async function restoreRun(context: RunContext, data: BackupRunData): Promise<void> {
+    const snapshot = data.snapshot;
+    if (!snapshot) {
+        throw new Error('a restore needs the snapshot to put back');
+    }
+
+    const engine = engineOf(context);
+    context.step = 'stop';
+    await engine.stop(planFromDisk(context));
+    const { snapshot: kept } = await backupApp(context, data, 'before restore');
+    try {
+        await putSnapshotBack(context, data, snapshot);
+        context.step = 'start';
+        await engine.start(planFromDisk(context), upOptions(context));
+        context.log('Restored and started');
+    } catch (error) {
+        context.log(`Failed: ${(error as Error).message}`, 'error');
+        context.step = 'rollback';
+        try {
+            await putSnapshotBack(context, data, kept);
+            await engine.start(planFromDisk(context), upOptions(context));
+        } catch (undo) {
+            throw new Error(`${(error as Error).message}; the rollback could not put back what was there: ${(undo as Error).message}`);
+        }
+
+        context.log('Rolled back: put back what was there before the restore, and started the app', 'warning');
+        throw new RolledBackError((error as Error).message);
+    }
+}

@@ -1,0 +1,183 @@
+/**
+ * Apps' backups: made and restored by runs (jobs/app-backup.ts), listed from `dp_backups`, removed from the restic
+ * repository with `forget --prune`. The repository's password is BACKUP_PASSWORD or, unset, one generated at the
+ * first backup and kept sealed with the master key; the server opens it for each run, the worker never sees the key.
+ */
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import type { Server } from '@hapi/hapi';
+
+import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
+import { randomToken } from '../../../../lib/crypto.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
+import { defineService } from '../../../../lib/services.ts';
+import { audit } from '../accounts/audit-service.ts';
+import type { DeployUser } from '../accounts/user-service.ts';
+import { apps } from '../apps/app-service.ts';
+import { runs } from '../runs/run-service.ts';
+import type { BackupHolds, BackupRunData } from './backup-runs.ts';
+import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from './restic.ts';
+
+/** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/backups/). */
+const BACKUP_SCRIPT = Path.join(import.meta.dirname, '..', '..', '..', '..', 'jobs', 'app-backup.ts');
+
+export interface Backup {
+    id: number;
+    time: string;
+    /** Bytes read for it (before restic's deduplication and compression). */
+    size: number;
+    holds: BackupHolds;
+    /** Why it was made: `manual`, or `before restore` for the one a restore takes of what it replaces. */
+    reason: string;
+    runId: number | null;
+}
+
+function toBackup(row: Record<string, unknown>): Backup {
+    return {
+        id: Number(row.id),
+        time: toRfc3339(Number(row.created_at)),
+        size: Number(row.size),
+        holds: JSON.parse(String(row.holds)) as BackupHolds,
+        reason: String(row.reason),
+        runId: row.run_id === null ? null : Number(row.run_id),
+    };
+}
+
+export class BackupService {
+    readonly #server: Server;
+
+    constructor(server: Server) {
+        this.#server = server;
+    }
+
+    get #hash(): string {
+        return repositoryHash(this.#server.app.config.backups.repository);
+    }
+
+    /** The repository as restic is called with it: its password opened (or generated, sealed and kept, the first time). */
+    async repository(): Promise<ResticRepository & { hash: string }> {
+        const { config } = this.#server.app;
+        const hash = this.#hash;
+        const place = { repository: config.backups.repository, cacheDir: cacheDirOf(config.dataDir), hash };
+        if (config.backups.password) {
+            return { ...place, password: config.backups.password };
+        }
+
+        return { ...place, password: await this.#generatedPassword(hash) };
+    }
+
+    async #generatedPassword(hash: string): Promise<string> {
+        const knex = this.#server.app.knex;
+        const sealer = this.#server.app.sealer;
+        const associated = `backup-key:${hash}`;
+        const stored = await knex('dp_backup_keys').where({ repository_hash: hash }).first('password_sealed');
+        if (stored) {
+            return sealer.open(String(stored.password_sealed), associated);
+        }
+
+        const password = randomToken(32);
+        try {
+            await knex('dp_backup_keys').insert({
+                repository_hash: hash,
+                password_sealed: sealer.seal(password, associated),
+                created_at: now(),
+            });
+            return password;
+        } catch (error) {
+            if (!isUniqueViolation(error)) {
+                throw error;
+            }
+
+            // Another request made it first: theirs is the key.
+            return await this.#generatedPassword(hash);
+        }
+    }
+
+    async list(name: string): Promise<Backup[]> {
+        const app = await apps(this.#server).require(name);
+        const rows = await this.#server.app
+            .knex('dp_backups')
+            .where({ app_name: app.name, repository_hash: this.#hash })
+            .orderBy('id', 'desc');
+        return rows.map(toBackup);
+    }
+
+    /** Starts a backup run of the app; answers its id. */
+    async start(name: string, actor: DeployUser): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        this.#refuseUndeployed(app.name, app.state);
+        return await this.#run(app.name, app.domain, 'backup', actor, { reason: 'manual' }, async () => undefined);
+    }
+
+    /** Starts a run that puts the backup back in place of the app's folder, site and volumes; answers its id. */
+    async restore(name: string, id: number, actor: DeployUser): Promise<number> {
+        const app = await apps(this.#server).require(name);
+        this.#refuseUndeployed(app.name, app.state);
+        const backup = await this.#row(app.name, id);
+        return await this.#run(
+            app.name,
+            app.domain,
+            'restore',
+            actor,
+            { reason: 'restore', snapshot: String(backup.snapshot) },
+            async (state) => {
+                // A restore that was rolled back started the app again as it was; one that failed left it as it could.
+                const after = state === 'succeeded' || state === 'rolled back' ? 'running' : 'failed';
+                await this.#server.app.knex('dp_apps').where({ name: app.name }).update({ state: after });
+            },
+        );
+    }
+
+    /** Forgets the backup's snapshot and prunes what no other snapshot uses. */
+    async remove(name: string, id: number, actor: DeployUser): Promise<void> {
+        const app = await apps(this.#server).require(name);
+        const backup = await this.#row(app.name, id);
+        if (await runs(this.#server).inProgress(app.name)) {
+            throw new ConflictError(`another run is in progress for ${app.name}`);
+        }
+
+        try {
+            await restic(await this.repository(), ['forget', '--prune', String(backup.snapshot)]);
+        } catch (error) {
+            if (error instanceof ResticError && error.locked) {
+                throw new ConflictError('the backup repository is in use by another backup; try again when it ends');
+            }
+
+            throw error;
+        }
+
+        await this.#server.app.knex('dp_backups').where({ id }).delete();
+        await audit(this.#server).record({ actor, action: 'backups.delete', target: app.name, details: { backup: id } });
+    }
+
+    #refuseUndeployed(name: string, state: string): void {
+        if (state === 'draft' || !Fs.existsSync(Path.join(this.#server.app.config.apps.appsDir, name, 'compose.yaml'))) {
+            throw new ValidationError(`${name} has not been deployed yet: there is nothing to back up or restore`);
+        }
+    }
+
+    async #row(app: string, id: number): Promise<Record<string, unknown>> {
+        const row = (await this.#server.app.knex('dp_backups').where({ id, app_name: app, repository_hash: this.#hash }).first()) as
+            Record<string, unknown> | undefined;
+        if (!row) {
+            throw new NotFoundError(`${app} has no backup ${id}`);
+        }
+
+        return row;
+    }
+
+    async #run(
+        app: string,
+        domain: string,
+        kind: 'backup' | 'restore',
+        actor: DeployUser,
+        extra: Pick<BackupRunData, 'reason' | 'snapshot'>,
+        onEnd: (state: string) => Promise<void>,
+    ): Promise<number> {
+        const data = { domain, backupKind: kind, restic: await this.repository(), ...extra };
+        return await runs(this.#server).start({ app, kind, actor, script: BACKUP_SCRIPT, data, onEnd });
+    }
+}
+
+export const backups = defineService<BackupService>('backups', (owner) => new BackupService(owner));
