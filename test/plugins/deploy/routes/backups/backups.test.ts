@@ -1,0 +1,192 @@
+// needs: docker
+import { spawnSync } from 'node:child_process';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import type { Backup } from '../../../../../plugins/deploy/domain/backups/backup-service.ts';
+import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { appHostPorts } from '../../../../helpers/server.ts';
+import { buildWebImage, docker, removeProjects } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { runToEnd } from '../../../../support/sse.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const SUFFIX = Math.random().toString(36).slice(2, 8);
+const PASSWORD = `backup-password-${SUFFIX}`;
+
+/** restic on the test's repository, its password in the environment as Gatehouse gives it. */
+function resticCheck(repository: string, password: string) {
+    return spawnSync('restic', ['check'], {
+        encoding: 'utf8',
+        env: { ...process.env, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD: password, RESTIC_CACHE_DIR: `${repository}-cache` },
+    });
+}
+
+describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
+    let services: RunningServices;
+    let server: DeployTestServer;
+    let image: string;
+    const apps: string[] = [];
+    const logged: string[] = [];
+
+    before({ timeout: 600_000 }, async () => {
+        services = await startServices();
+        image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/backup-web:${SUFFIX}`, '<h1>backed up</h1>\n', true);
+        // Without an ACME directory the site keeps its self-signed stand-in: these tests are about the app's data.
+        const { ACME_DIRECTORY_URL: _acme, ...exports } = services.exports;
+        server = await deployTestServer({
+            ...exports,
+            BASE_DOMAIN: 'apps.test',
+            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
+            BACKUP_PASSWORD: PASSWORD,
+        });
+        server.context.server.events.on('log', (event) => logged.push(`${event.tags.join(',')} ${JSON.stringify(event.data)}`));
+        server.context.server.events.on('request', (_request, event) =>
+            logged.push(`${event.tags.join(',')} ${JSON.stringify(event.data)}`),
+        );
+    });
+
+    after(async () => {
+        await removeProjects(apps, [image]);
+        await server?.context.cleanup();
+        services?.stop();
+    });
+
+    /** Creates the app with a web service that mounts the named volume `data` at /data, and deploys it. */
+    const deployWithVolume = async (kind: string) => {
+        const name = `${kind}-${SUFFIX}`;
+        apps.push(name);
+        const created = await server.admin.post('/api/apps', { name, image: image.slice(0, image.lastIndexOf(':')), tag: SUFFIX });
+        expect(created.status, created.text).to.equal(201);
+        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
+        const compose = [
+            'services:',
+            '  web:',
+            `    image: ${image}`,
+            '    restart: unless-stopped',
+            '    ports:',
+            `      - "127.0.0.1:${port}:80"`,
+            '    volumes:',
+            '      - data:/data',
+            'volumes:',
+            '  data: {}',
+        ].join('\n');
+        const saved = await server.admin.put(`/api/apps/${name}/draft`, {
+            compose,
+            secrets: { TOKEN: `token-${SUFFIX}` },
+            auth: { access: 'public' },
+        });
+        expect(saved.status, saved.text).to.equal(200);
+        const deployed = await runToEnd(server.admin, await server.admin.post(`/api/apps/${name}/deploy`, {}));
+        expect(deployed.state, deployed.text).to.equal('succeeded');
+        return name;
+    };
+
+    const inApp = (name: string, script: string) => docker('exec', `${name}-web-1`, 'sh', '-c', script).trim();
+    const listOf = async (name: string, browser = server.admin) => {
+        const listed = await browser.get(`/api/apps/${name}/backups`);
+        expect(listed.status, listed.text).to.equal(200);
+        return (listed.body as { backups: Backup[] }).backups;
+    };
+
+    let app: string;
+
+    it("backs up the app's folder, site and volume, and a restore brings destroyed data back", async () => {
+        app = await deployWithVolume('keep');
+        inApp(app, 'mkdir -p /data/notes && echo "kept $HOSTNAME" > /data/notes/note.txt && echo 1 > /data/.hidden');
+        const written = inApp(app, 'cat /data/notes/note.txt');
+
+        const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
+        expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        expect(backedUp.text).to.contain('Paused 1 container(s)');
+        const [backup] = await listOf(app);
+        expect(backup?.reason).to.equal('manual');
+        expect(backup?.holds).to.equal({ folder: true, site: true, volumes: [`${app}_data`] });
+        expect(backup?.size ?? 0).to.be.above(0);
+        expect(Date.parse(backup?.time ?? '')).to.be.above(Date.now() - 600_000);
+
+        // The data destroyed, a stray file added, the compose file's folder changed.
+        inApp(app, 'rm -rf /data/notes /data/.hidden && echo stray > /data/stray.txt');
+        const appDir = Path.join(server.context.config.apps.appsDir, app);
+        Fs.writeFileSync(Path.join(appDir, 'secrets.env'), 'TOKEN=overwritten\n');
+
+        const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups/${backup?.id}/restore`));
+        expect(restored.state, restored.text).to.equal('succeeded');
+        expect(inApp(app, 'cat /data/notes/note.txt')).to.equal(written);
+        expect(inApp(app, 'cat /data/.hidden')).to.equal('1');
+        expect(inApp(app, 'ls /data')).to.equal('notes');
+        expect(Fs.readFileSync(Path.join(appDir, 'secrets.env'), 'utf8')).to.contain(`token-${SUFFIX}`);
+        expect(docker('inspect', '-f', '{{.State.Running}}', `${app}-web-1`).trim()).to.equal('true');
+
+        // What the restore replaced was kept as a backup of its own.
+        const after = await listOf(app);
+        expect(after.map((one) => one.reason)).to.equal(['before restore', 'manual']);
+        const state = (await server.admin.get(`/api/apps/${app}`)).body as { app: { state: string } };
+        expect(state.app.state).to.equal('running');
+    });
+
+    it('leaves a restic repository that restic check finds sound', () => {
+        const checked = resticCheck(server.context.config.backups.repository, PASSWORD);
+        expect(checked.status, `${checked.stdout}${checked.stderr}`).to.equal(0);
+        expect(checked.stdout).to.contain('no errors were found');
+    });
+
+    it('lets a viewer list the backups but not make, restore or delete one', async () => {
+        const viewer = await server.signInAs('viewer');
+        expect((await listOf(app, viewer)).length).to.equal(2);
+        const [backup] = await listOf(app);
+        expect((await viewer.post(`/api/apps/${app}/backups`)).status).to.equal(403);
+        expect((await viewer.post(`/api/apps/${app}/backups/${backup?.id}/restore`)).status).to.equal(403);
+        expect((await viewer.delete(`/api/apps/${app}/backups/${backup?.id}`)).status).to.equal(403);
+        expect((await listOf(app)).length).to.equal(2);
+    });
+
+    it('answers bad input with a clear 4xx in the deploy API error shape', async () => {
+        const notNumber = await server.admin.post(`/api/apps/${app}/backups/abc/restore`);
+        expect(notNumber.status).to.equal(422);
+        expect((notNumber.body as { error: string }).error).to.contain('id');
+        const unknown = await server.admin.delete(`/api/apps/${app}/backups/999999`);
+        expect(unknown.status).to.equal(404);
+        expect((unknown.body as { error: string }).error).to.contain('no backup 999999');
+        expect((await server.admin.get(`/api/apps/nothing-${SUFFIX}/backups`)).status).to.equal(404);
+
+        const draft = `draft-${SUFFIX}`;
+        expect((await server.admin.post('/api/apps', { name: draft, image: 'busybox', tag: 'latest' })).status).to.equal(201);
+        const refused = await server.admin.post(`/api/apps/${draft}/backups`);
+        expect(refused.status).to.equal(422);
+        expect((refused.body as { error: string }).error).to.contain('has not been deployed yet');
+    });
+
+    it('deletes a backup from the list and from the repository', async () => {
+        const [newest, oldest] = await listOf(app);
+        const removed = await server.admin.delete(`/api/apps/${app}/backups/${newest?.id}`);
+        expect(removed.status, removed.text).to.equal(204);
+        expect((await listOf(app)).map((one) => one.id)).to.equal([oldest?.id]);
+        const snapshots = spawnSync('restic', ['snapshots', '--json'], {
+            encoding: 'utf8',
+            env: { ...process.env, RESTIC_REPOSITORY: server.context.config.backups.repository, RESTIC_PASSWORD: PASSWORD },
+        });
+        expect(snapshots.status, snapshots.stderr).to.equal(0);
+        expect((JSON.parse(snapshots.stdout) as unknown[]).length).to.equal(1);
+        expect(resticCheck(server.context.config.backups.repository, PASSWORD).status).to.equal(0);
+    });
+
+    it('never shows the repository password in a response, a run line or a log line', async () => {
+        const runs = (await server.admin.get(`/api/apps/${app}/runs`)).body as { runs: Array<{ id: number }> };
+        const texts = [JSON.stringify(await listOf(app)), JSON.stringify(runs), logged.join('\n')];
+        for (const run of runs.runs) {
+            texts.push((await server.admin.get(`/api/runs/${run.id}`)).text);
+        }
+
+        texts.push((await server.admin.get('/api/admin/audit')).text);
+        for (const text of texts) {
+            expect(text).to.not.contain(PASSWORD);
+        }
+    });
+});
