@@ -25,6 +25,7 @@ interface CatalogEntry {
     method: string | null;
     level: string | null;
     source: string;
+    category: string | null;
 }
 
 interface HubRepository {
@@ -114,8 +115,17 @@ function TagPicker(props: { image: string; tag: string; onTag: (tag: string) => 
     );
 }
 
+/** Whether the entry is one the search asks for: every word in its title, description, image or category. */
+function matchesSearch(entry: CatalogEntry, words: string[]): boolean {
+    const text = [entry.title, entry.description, entry.image ?? '', entry.category ?? ''].join(' ').toLowerCase();
+    return words.every((word) => text.includes(word));
+}
+
 function CatalogList(props: { chosen: string; onPick: (entry: CatalogEntry) => void }) {
     const catalog = useApi<{ templates: CatalogEntry[]; sources: Array<{ source: string; error: string | null }> }>('/api/catalog');
+    const categoryId = useId();
+    const [query, setQuery] = useState('');
+    const [category, setCategory] = useState('');
     if (catalog.loading) {
         return <Spinner label="Reading the catalog…" />;
     }
@@ -124,6 +134,10 @@ function CatalogList(props: { chosen: string; onPick: (entry: CatalogEntry) => v
         return <ErrorText error={catalog.error} />;
     }
 
+    const templates = catalog.data.templates;
+    const categories = [...new Set(templates.flatMap((entry) => (entry.category ? [entry.category] : [])))].sort();
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    const shown = templates.filter((entry) => (category === '' || entry.category === category) && matchesSearch(entry, words));
     return (
         <div class="catalog">
             {catalog.data.sources
@@ -133,16 +147,41 @@ function CatalogList(props: { chosen: string; onPick: (entry: CatalogEntry) => v
                         {source.source} could not be read: {source.error}
                     </p>
                 ))}
-            {catalog.data.templates.length === 0 ? <p>The catalog has no templates: type an image or search for one.</p> : null}
+            {templates.length === 0 ? (
+                <p>The catalog has no templates: type an image or search for one.</p>
+            ) : (
+                <div class="catalog-filters" role="search" aria-label="The catalog">
+                    <Field label="Search the catalog" type="search" value={query} spellcheck={false} onInput={setQuery} />
+                    <div class="field">
+                        <label for={categoryId}>Category</label>
+                        <select id={categoryId} value={category} onChange={(event) => setCategory(event.currentTarget.value)}>
+                            <option value="">All categories</option>
+                            {categories.map((name) => (
+                                <option key={name} value={name}>
+                                    {name}
+                                </option>
+                            ))}
+                        </select>
+                    </div>
+                    <p class="catalog-count" aria-live="polite">
+                        {shown.length === templates.length
+                            ? `${templates.length} templates`
+                            : `${shown.length} of ${templates.length} templates`}
+                    </p>
+                </div>
+            )}
+            {templates.length > 0 && shown.length === 0 ? <p>No template matches: try other words or all categories.</p> : null}
             <ul class="catalog-list" aria-label="Templates">
-                {catalog.data.templates.map((entry) => (
+                {shown.map((entry) => (
                     <li key={entry.id} class={props.chosen === entry.id ? 'catalog-entry catalog-chosen' : 'catalog-entry'}>
                         <p>
                             <strong>{entry.title}</strong> {entry.image ? <code>{entry.image}</code> : null}{' '}
                             {entry.method ? <span class="catalog-method">{methodWords(entry.method)}</span> : null}{' '}
                             {entry.level ? <Badge level={entry.level as BadgeLevel} /> : null}
                         </p>
-                        {entry.description ? <p class="catalog-description">{entry.description}</p> : null}
+                        {entry.category || entry.description ? (
+                            <p class="catalog-description">{[entry.category, entry.description].filter(Boolean).join(' · ')}</p>
+                        ) : null}
                         <Button
                             variant={props.chosen === entry.id ? 'primary' : 'secondary'}
                             aria-label={`${props.chosen === entry.id ? 'Chosen' : 'Use this template'}: ${entry.title}`}
