@@ -24,7 +24,6 @@ export const KNOWN_CYCLES: readonly string[][] = [
         'plugins/deploy/domain/recipes',
         'plugins/deploy/domain/runs',
     ],
-    ['plugins/git/domain/issues', 'plugins/git/domain/notifications'],
 ];
 
 const SOURCE_FOLDERS = ['lib', 'jobs', 'plugins'];

@@ -14,9 +14,10 @@ import { runnerProtocolPlugin } from './routes/runner-protocol.ts';
 
 /**
  * The concepts whose setup.ts runs, in this order: the label templates before anything may create a repository
- * with them, webhook delivery before the cron tasks that may queue deliveries.
+ * with them, webhook delivery before the cron tasks that may queue deliveries, notification threads listening
+ * before any issue activity.
  */
-export const GIT_SETUP_ORDER = ['templates', 'webhooks', 'cron'] as const;
+export const GIT_SETUP_ORDER = ['templates', 'webhooks', 'notifications', 'cron'] as const;
 
 export interface GitPluginOptions {
     /** Gitea's Swagger document. */

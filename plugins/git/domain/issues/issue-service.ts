@@ -5,7 +5,6 @@ import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
-import { notifications } from '../notifications/notification-service.ts';
 import { repositoryAccess } from '../repositories/repository-access.ts';
 import { repositories, type RepositoryRow } from '../repositories/repository-service.ts';
 import { webhooks } from '../webhooks/hook-service.ts';
@@ -21,6 +20,7 @@ import {
     toCommentRow,
     toIssueRow,
 } from './format.ts';
+import { issueEvents } from './issue-events.ts';
 
 export interface CreateIssueInput {
     title: string;
@@ -256,7 +256,8 @@ export class IssueService {
     }
 
     // -----------------------------------------------------------------------------------------------------------
-    // What an event sets off: notification threads for the watchers and participants, and webhook deliveries.
+    // What an event sets off: its listeners (notification threads for the watchers and participants), and webhook
+    // deliveries.
 
     async #announceIssue(
         trx: Knex.Transaction,
@@ -267,7 +268,7 @@ export class IssueService {
         changes?: Record<string, { from: string }>,
     ): Promise<void> {
         if (action !== 'edited') {
-            await notifications(this.#server).notifyIssue(trx, { access, issue, actorId: doer.id });
+            await issueEvents(this.#server).activity(trx, { access, issue, actorId: doer.id });
         }
 
         const payload = {
@@ -288,7 +289,7 @@ export class IssueService {
     }
 
     async #announceComment(trx: Knex.Transaction, access: RepositoryAccess, issue: IssueRow, comment: CommentRow, doer: UserRow) {
-        await notifications(this.#server).notifyIssue(trx, { access, issue, actorId: doer.id, commentId: comment.id });
+        await issueEvents(this.#server).activity(trx, { access, issue, actorId: doer.id, commentId: comment.id });
         const subjects = await this.#eventSubjects(trx, access, issue, doer);
         const posters = await this.#posters([comment.poster_id], trx);
         const payload = {

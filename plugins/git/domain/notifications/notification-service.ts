@@ -9,7 +9,7 @@ import { defineService } from '../../../../lib/services.ts';
 import { toUserRow, USER_TYPE, type UserRow } from '../identity/user-service.ts';
 import type { IssueRow } from '../issues/format.ts';
 import { issueLinks } from '../issues/format.ts';
-import type { RepositoryAccess } from '../issues/issue-service.ts';
+import type { IssueActivity } from '../issues/issue-events.ts';
 import { repositoryAccess } from '../repositories/repository-access.ts';
 import { type ApiRepository, toApiRepository } from '../repositories/format.ts';
 import { toRepositoryRow } from '../repositories/repository-service.ts';
@@ -102,13 +102,6 @@ function toThreadIssue(raw: Record<string, unknown>): ThreadIssue {
 interface ThreadSources {
     issues: Map<number, ThreadIssue>;
     repositories: Map<number, Omit<ApiRepository, 'permissions'>>;
-}
-
-export interface IssueActivity {
-    access: RepositoryAccess;
-    issue: IssueRow;
-    actorId: number;
-    commentId?: number;
 }
 
 async function byIds<T>(
