@@ -7,7 +7,7 @@ import { evidence } from '../../domain/evidence/evidence-service.ts';
 import { type RecipeRequest, saveAppRecipe as saveRecipe } from '../../domain/recipes/recipe-saving.ts';
 import { recipes } from '../../domain/recipes/recipe-service.ts';
 import type { Recipe } from '../../domain/recipes/recipe-types.ts';
-import { adapterNames, loadAdapter } from '../../../sso/autologin/adapters.ts';
+import { autoLoginAdapters } from '../../../sso/autologin/adapters.ts';
 import { clientAddress, requireDeployCredentials } from '../../security.ts';
 
 function recipeSummary(recipe: Recipe) {
@@ -65,8 +65,10 @@ export const detectSignIn: Lifecycle.Method = async (request) => {
     return await evidence(request.server).inspectAndDetect(image);
 };
 
-export const listAutoLoginAdapters: Lifecycle.Method = async () => {
-    const names = adapterNames();
-    const adapters = await Promise.all(names.map((name) => loadAdapter(name)));
-    return { adapters: names.map((name, index) => ({ name, title: adapters[index]?.title ?? name })) };
+/** The adapters this server started with: plugins/sso/autologin/ and the folders of AUTOLOGIN_ADAPTERS_DIRS. */
+export const listAutoLoginAdapters: Lifecycle.Method = async (request) => {
+    const adapters = autoLoginAdapters(request.server.app.config.apps.autologinAdapterDirs);
+    const names = adapters.names();
+    const loaded = await Promise.all(names.map((name) => adapters.load(name)));
+    return { adapters: names.map((name, index) => ({ name, title: loaded[index]?.title ?? name })) };
 };

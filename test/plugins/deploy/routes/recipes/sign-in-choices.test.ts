@@ -1,8 +1,13 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { Browser } from '../../../../helpers/browser.ts';
+import { ROOT_DIR } from '../../../../../server.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { temporaryDirectory } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -34,6 +39,24 @@ describe('deploy manager: what a person chooses a sign-in from', () => {
         expect(adapters.map((adapter) => adapter.name)).to.include(['form', 'status-monitor']);
         expect(adapters.find((adapter) => adapter.name === 'form')?.title).to.equal('A classic HTML login form');
         expect((await viewer.get('/api/sso/autologin-adapters')).status).to.equal(403);
+    });
+
+    it('lists an adapter dropped into a folder of AUTOLOGIN_ADAPTERS_DIRS too', async () => {
+        const folder = temporaryDirectory('gatehouse-listed-adapters-');
+        const types = Path.join(ROOT_DIR, 'plugins/sso/autologin/adapter-types.ts');
+        Fs.writeFileSync(
+            Path.join(folder, 'kiosk.ts'),
+            `import type { AutoLoginAdapter } from '${types}';\nexport default { title: 'A kiosk', signIn: async () => ({ ok: false, reason: 'no' }) } satisfies AutoLoginAdapter;\n`,
+        );
+        const withFolder = await deployTestServer({ AUTOLOGIN_ADAPTERS_DIRS: folder });
+        try {
+            const answer = await (await withFolder.signInAs('editor')).get('/api/sso/autologin-adapters');
+            const { adapters } = answer.body as { adapters: Array<{ name: string; title: string }> };
+            expect(adapters).to.include({ name: 'kiosk', title: 'A kiosk' });
+        } finally {
+            await withFolder.context.cleanup();
+            Fs.rmSync(folder, { recursive: true, force: true });
+        }
     });
 
     it("offers the none method only where the app's recipe turns its login off, as the sign-in change requires", async () => {
