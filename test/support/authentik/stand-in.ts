@@ -227,6 +227,19 @@ export class AuthentikStandIn {
         return createUser(this.#store, user).pk;
     }
 
+    /** Removes a user and their group memberships, as deleting them in authentik's admin interface does. */
+    removeUser(username: string): void {
+        const user = findUserByName(this.#store, username);
+        if (!user) {
+            throw new Error(`the authentik stand-in has no user ${username}`);
+        }
+
+        this.#store.users.splice(this.#store.users.indexOf(user), 1);
+        for (const group of this.#store.groups) {
+            group.users = group.users.filter((pk) => pk !== user.pk);
+        }
+    }
+
     /** An API token of the user, for tests of a token without admin rights; answers its key. */
     addToken(options: { username: string; identifier?: string; intent?: 'api' }): string {
         const user = findUserByName(this.#store, options.username);

@@ -149,6 +149,19 @@ describe(
             expect(refused.text).to.contain('adminUser');
             expect(refused.text).to.contain('admin@example.com');
 
+            // A provider user name goes into the app's files: one the API would refuse is not taken either.
+            const hostileName = 'x\n    volumes:\n      - /:/host';
+            authentik.addUser({
+                username: hostileName,
+                password: 'hostile-password',
+                email: 'admin@example.com',
+                name: 'Not A Name',
+            });
+            const stillRefused = await admin.post(`/api/apps/${APP}/deploy`, { acceptRisks: true });
+            expect(stillRefused.status, stillRefused.text).to.equal(422);
+            expect(stillRefused.text).to.contain('adminUser');
+            authentik.removeUser(hostileName);
+
             authentik.addUser({
                 username: 'boss',
                 password: 'boss-password',
