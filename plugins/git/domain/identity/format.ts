@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import { toRfc3339 } from '../../../../lib/database.ts';
-import { USER_TYPE, type UserRow, visibilityName } from './user-service.ts';
+import { USER_TYPE, type UserRow, visibilityName } from './user-row.ts';
 
 export interface ApiUser {
     id: number;
