@@ -70,7 +70,7 @@ export interface Config {
     /** Entries per in-memory read cache (token look-ups, user search, organisation, notification and run pages); 0: off. */
     readCacheEntries: number;
     /** Apps' backups: the restic repository (a folder or any restic backend) and its password (unset: a generated one, sealed). */
-    backups: { repository: string; password: string | undefined };
+    backups: { repository: string; password: string | undefined; sftpCommand: string | undefined };
 }
 
 export interface HostConfig {
@@ -236,6 +236,7 @@ const environmentSchema = Joi.object({
     READ_CACHE_ENTRIES: Joi.number().integer().min(0).max(100_000).default(256),
     BACKUP_REPOSITORY: Joi.string().max(1024),
     BACKUP_PASSWORD: Joi.string().min(8).max(1024),
+    BACKUP_SFTP_COMMAND: Joi.string().max(4096),
 })
     .pattern(/^CRON_[A-Z0-9_]+_(ENABLED|RUN_AT_START)$/, Joi.boolean().truthy('1').falsy('0'))
     .pattern(
@@ -345,6 +346,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         backups: {
             repository: (value.BACKUP_REPOSITORY as string | undefined) ?? Path.join(dataDir, 'backups'),
             password: value.BACKUP_PASSWORD as string | undefined,
+            sftpCommand: value.BACKUP_SFTP_COMMAND as string | undefined,
         },
     };
 }

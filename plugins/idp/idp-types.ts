@@ -228,9 +228,53 @@ export interface IdentityProvider {
     removeApplication(objectName: string): Promise<string[]>;
 }
 
+/**
+ * How nginx asks the provider's outpost whether a visitor may pass (forward auth), as the kind's outpost expects it.
+ * The site renderer writes these blocks and reads them back; nothing else in the deploy manager knows them.
+ */
+export interface ForwardAuthContract {
+    /** The outpost's path on each app's own domain, which nginx proxies to `<outpostUrl><outpostPath>`; no app location may take it. */
+    outpostPath: string;
+    /** The subrequest nginx's `auth_request` makes for each protected request: 2xx lets it through, 401 sends the visitor to sign in. */
+    authPath: string;
+    /** The named nginx location a 401 goes to: it sends the visitor to `signInPath`. */
+    signInLocation: string;
+    /** Where a visitor who is not signed in is sent (nginx adds `?rd=` and the URL asked for). */
+    signInPath: string;
+    /** The outpost's answer headers passed on to the app, as the answer names them. */
+    headers: string[];
+    /** The answer headers that carry the visitor's username, e-mail address and name (a method passes them under other names). */
+    identity: { username: string; email: string; name: string };
+    /** Headers of the provider's own an app may take as the visitor's identity: cleared from every visitor's request. */
+    clear: string[];
+    /** The nginx lines for a site whose outpost nginx reaches at `outpostUrl`, sending visitors to `signInPath`. */
+    nginx(outpostUrl: string, signInPath: string): ForwardAuthNginx;
+}
+
+/**
+ * The lines nginx gets, each one directive ending in `;` (or a `#` comment), without indentation. The site model
+ * reads them back from the text: keep to what is said here, and keep values unquoted where it says so.
+ */
+export interface ForwardAuthNginx {
+    /** At the proxying server's level, before the outpost's location: a comment, buffer sizes for the answer's headers. */
+    server: string[];
+    /** Inside `location <outpostPath>`, first `proxy_pass <outpostUrl><outpostPath>;`; the identity clears are written after them. */
+    outpost: string[];
+    /** Inside `location <signInLocation>`: among them `return 302 <signInPath>?rd=...;`. */
+    signIn: string[];
+    /**
+     * Inside each protected location, before the answer's headers are passed on: `auth_request <authPath>;`,
+     * `error_page 401 = <signInLocation>;`, and any other directive without quotes whose arguments do not depend
+     * on the outpost URL.
+     */
+    check: string[];
+}
+
 export interface IdentityProviderKind {
     /** The kind's name as people read it: `authentik`. */
     title: string;
+    /** How nginx puts an app behind this provider; see ForwardAuthContract. */
+    forwardAuth(): ForwardAuthContract;
     connect(credentials: IdpCredentials, options?: { timeoutMs?: number }): IdentityProvider;
     /** The issuer, discovery and logout URLs of the OpenID client named `objectName`, without asking the provider. */
     oidcEndpoints(url: string, objectName: string): OidcEndpoints;

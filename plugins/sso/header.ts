@@ -4,24 +4,32 @@
  * must trust them only from its network's gateway, the address nginx's requests come from.
  */
 import { readSite } from '../deploy/domain/nginx/site-model.ts';
-import type { SiteSpec } from '../deploy/domain/nginx/site-types.ts';
+import { type ForwardAuthSpec, forwardAuthContract, type SiteSpec } from '../deploy/domain/nginx/site-types.ts';
 import type { SignInMethod } from './method-types.ts';
 
-export const HEADER_MAP: Record<string, string> = {
-    'Remote-User': 'X-authentik-username',
-    'Remote-Email': 'X-authentik-email',
-    'Remote-Name': 'X-authentik-name',
-    'X-idp-username': 'X-authentik-username',
-    'X-idp-email': 'X-authentik-email',
-    'X-idp-name': 'X-authentik-name',
-};
+/** The names the app reads, each with the answer header of the site's identity-provider kind that carries it. */
+function headerMap(forwardAuth: Pick<ForwardAuthSpec, 'kind'>): Record<string, string> {
+    const { username, email, name } = forwardAuthContract(forwardAuth).identity;
+    return {
+        'Remote-User': username,
+        'Remote-Email': email,
+        'Remote-Name': name,
+        'X-idp-username': username,
+        'X-idp-email': email,
+        'X-idp-name': name,
+    };
+}
+
+/** The map behind the default kind (authentik): `Remote-User` from `X-authentik-username`, and so on. */
+export const HEADER_MAP: Record<string, string> = headerMap({});
 
 function withHeaders(spec: SiteSpec): SiteSpec {
     if (!spec.forwardAuth) {
         return spec;
     }
 
-    return { ...spec, forwardAuth: { ...spec.forwardAuth, identityHeaders: { ...spec.forwardAuth.identityHeaders, ...HEADER_MAP } } };
+    const identityHeaders = { ...spec.forwardAuth.identityHeaders, ...headerMap(spec.forwardAuth) };
+    return { ...spec, forwardAuth: { ...spec.forwardAuth, identityHeaders } };
 }
 
 const header: SignInMethod = {
@@ -36,8 +44,9 @@ const header: SignInMethod = {
             : "the gateway of the app's network, known once the app is deployed",
     }),
     check: async ({ site }) => {
-        const passed = readSite(site).spec.forwardAuth?.identityHeaders ?? {};
-        const missing = Object.entries(HEADER_MAP).filter(([name, answer]) => passed[name] !== answer);
+        const forwardAuth = readSite(site).spec.forwardAuth;
+        const passed = forwardAuth?.identityHeaders ?? {};
+        const missing = Object.entries(headerMap(forwardAuth ?? {})).filter(([name, answer]) => passed[name] !== answer);
         return missing.length === 0
             ? { ok: true, text: `the site passes ${Object.keys(HEADER_MAP).join(', ')} from the provider's answer`, fix: null }
             : {

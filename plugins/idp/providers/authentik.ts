@@ -27,6 +27,7 @@ import {
 } from '@goauthentik/api';
 import Joi from 'joi';
 
+import { authentikForwardAuth } from './authentik/forward-auth.ts';
 import {
     type Discovery,
     type DirectoryGroup,
@@ -832,6 +833,7 @@ function previousOAuth2Fields(provider: Json): Record<string, unknown> {
 
 const authentik: IdentityProviderKind = {
     title: 'authentik',
+    forwardAuth: () => authentikForwardAuth,
     connect: (credentials, options = {}) => new Authentik(credentials, options.timeoutMs ?? 10_000),
     oidcEndpoints: (url: string, objectName: string): OidcEndpoints => {
         const root = `${url.replace(/\/+$/, '')}/application/o/${objectName}`;

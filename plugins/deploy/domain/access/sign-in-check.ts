@@ -6,8 +6,7 @@
 import type { HostConfig } from '../../../../lib/config.ts';
 import { onOrigin } from '../../../../lib/app-urls.ts';
 import { checkHttp } from '../host/http-check.ts';
-
-const OUTPOST_START = '/outpost.goauthentik.io/start';
+import { signInPageOf } from '../../../idp/forward-auth.ts';
 
 export interface SignInCheck {
     ok: boolean;
@@ -55,7 +54,8 @@ export async function checkSignIn(target: SignInTarget): Promise<SignInCheck> {
     const { origin } = siteAddress(target);
     const first = await get(target, '/');
     const firstLocation = first.location ? pathOf(first.location, origin) : '';
-    if (first.statusCode === null || first.statusCode < 300 || first.statusCode >= 400 || !firstLocation.startsWith(OUTPOST_START)) {
+    const signInPage = signInPageOf(firstLocation);
+    if (first.statusCode === null || first.statusCode < 300 || first.statusCode >= 400 || !signInPage) {
         const seen =
             first.statusCode === null
                 ? (first.error ?? 'no answer')
@@ -81,5 +81,5 @@ export async function checkSignIn(target: SignInTarget): Promise<SignInCheck> {
         };
     }
 
-    return { ok: true, text: `an anonymous request to ${origin}/ is sent to the sign-in (${OUTPOST_START}, then the provider)`, fix: null };
+    return { ok: true, text: `an anonymous request to ${origin}/ is sent to the sign-in (${signInPage}, then the provider)`, fix: null };
 }

@@ -59,7 +59,8 @@ export class BackupService {
     async repository(): Promise<ResticRepository & { hash: string }> {
         const { config } = this.#server.app;
         const hash = this.#hash;
-        const place = { repository: config.backups.repository, cacheDir: cacheDirOf(config.dataDir), hash };
+        const { repository, sftpCommand } = config.backups;
+        const place = { repository, sftpCommand, cacheDir: cacheDirOf(config.dataDir), hash };
         if (config.backups.password) {
             return { ...place, password: config.backups.password };
         }

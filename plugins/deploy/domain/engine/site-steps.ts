@@ -1,10 +1,10 @@
 /** The nginx side of a run: the site file, a certificate for nginx to start with, test and reload, and the probe. */
 import Fs from 'node:fs';
 
+import { sendsToSignIn } from '../../../idp/forward-auth.ts';
 import { PLACEHOLDER_ORGANISATION, certificatePaths } from '../host/certificate-info.ts';
 import { siteAddress } from '../access/sign-in-check.ts';
 import { loopbackUpstreams } from '../nginx/site-model.ts';
-import { OUTPOST_PATH } from '../nginx/site-types.ts';
 import { checkHttp, silentUpstream } from '../host/http-check.ts';
 import { reloadNginx, testNginxConfiguration } from '../host/nginx-control.ts';
 import { makeSelfSignedCertificate } from '../host/self-signed.ts';
@@ -120,7 +120,7 @@ async function attemptThroughNginx(context: RunContext, https: boolean, site: st
     }
 
     const answered = `answered ${result.statusCode} through nginx in ${result.ms} ms`;
-    if (!result.location?.includes(OUTPOST_PATH)) {
+    if (!sendsToSignIn(result.location)) {
         return { ok: true, text: answered };
     }
 

@@ -240,7 +240,7 @@ export class LifecycleService {
 
         const method = signIn ? await loadMethod(signIn.method) : undefined;
         const addMethod = (spec: SiteSpec) => (method?.site && signIn ? method.site(spec, signIn.settings) : spec);
-        const site = forField('nginx', () => protectSite(app.draft.nginx, access.connection.outpostUrl, places, addMethod));
+        const site = forField('nginx', () => protectSite(app.draft.nginx, access.connection, places, addMethod));
         return { access: { ...access, openLocations: site.unprotected }, ...(signIn ? { signIn } : {}), site: site.text };
     }
 

@@ -18,7 +18,8 @@ import {
     checkSize,
     FindingList,
 } from './site-values.ts';
-import { ACME_PATH, DEFAULT_ACME_ROOT, OUTPOST_PATH, type SiteSpec } from './site-types.ts';
+import { forwardAuthOf } from '../../../idp/forward-auth.ts';
+import { ACME_PATH, DEFAULT_ACME_ROOT, outpostPaths, type SiteSpec } from './site-types.ts';
 import { ConfSyntaxError, readConf } from './syntax.ts';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -100,7 +101,7 @@ function checkLocation(findings: FindingList, path: string, location: unknown): 
     }
 
     checkHeaders(findings, `${path}.headers`, location.headers);
-    const reserved = [ACME_PATH, OUTPOST_PATH].find((prefix) => typeof location.path === 'string' && location.path.startsWith(prefix));
+    const reserved = [ACME_PATH, ...outpostPaths()].find((prefix) => typeof location.path === 'string' && location.path.startsWith(prefix));
     if (reserved) {
         findings.add(`${path}.path`, 'error', `${reserved} is served by the site itself`);
     }
@@ -145,6 +146,11 @@ function checkForwardAuth(findings: FindingList, spec: Record<string, unknown>):
 
     if (!isRecord(forwardAuth)) {
         findings.add('forwardAuth', 'error', 'must be an object with outpostUrl, or null');
+        return;
+    }
+
+    if (forwardAuth.kind !== undefined && (typeof forwardAuth.kind !== 'string' || !forwardAuthOf(forwardAuth.kind))) {
+        findings.add('forwardAuth.kind', 'error', 'must name an identity-provider kind there is (plugins/idp/providers/<kind>.ts)');
         return;
     }
 

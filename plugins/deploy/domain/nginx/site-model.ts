@@ -11,7 +11,7 @@ import { checkSite } from './site-check.ts';
 import { checkProxyPass } from './site-values.ts';
 import { parseSite, readSite } from './site-parse.ts';
 import { normalizeSite, renderSite } from './site-render.ts';
-import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, SERVICE_PATH_PREFIX, type SiteSpec } from './site-types.ts';
+import { DEFAULT_ACME_ROOT, DEFAULT_CERTIFICATE_DIR, modelKind, SERVICE_PATH_PREFIX, type SiteSpec } from './site-types.ts';
 import { type ConfFile, ConfSyntaxError, ConfTooDeepError, readConf } from './syntax.ts';
 
 export { checkSite } from './site-check.ts';
@@ -111,20 +111,23 @@ export function checkSiteText(text: string, places?: SitePlaces): Finding[] {
 }
 
 /**
- * The site with the identity provider's forward-auth check in front of every location it models: the outpost
- * locations, the sign-in redirect and the auth check; `then` adds what the app's sign-in method needs. Hand-written locations kept as extra text are not
- * changed; they are named, so the run can warn that they stay open.
+ * The site with the identity provider's forward-auth check in front of every location it models: the kind's outpost
+ * locations, the sign-in redirect and the auth check; `then` adds what the app's sign-in method needs. Hand-written
+ * locations kept as extra text are not changed; they are named, so the run can warn that they stay open.
  */
 export function protectSite(
     text: string,
-    outpostUrl: string,
+    provider: { kind: string; outpostUrl: string },
     places?: SitePlaces,
     then: (spec: SiteSpec) => SiteSpec = (spec) => spec,
 ): { text: string; unprotected: string[] } {
     const { spec } = parseSite(text, places);
+    const kind = modelKind(provider.kind);
+    // What the site had for the same kind is kept (a sign-in page, headers chosen by hand); another kind's is not.
+    const kept = spec.forwardAuth && modelKind(spec.forwardAuth.kind).kind === kind.kind ? spec.forwardAuth : {};
     const protectedSpec: SiteSpec = {
         ...spec,
-        forwardAuth: { ...spec.forwardAuth, outpostUrl: outpostUrl.replace(/\/+$/, '') },
+        forwardAuth: { ...kept, ...kind, outpostUrl: provider.outpostUrl.replace(/\/+$/, '') },
         locations: spec.locations.map((location) => ({ ...location, auth: true })),
     };
     const unprotected = [...(spec.extra ?? '').matchAll(/^\s*location\s+([^{\s]+[^{]*?)\s*\{/gm)].map((match) => match[1] ?? '');

@@ -5,14 +5,14 @@
 import { ValidationError } from '../../../../lib/errors.ts';
 import { assertHostAccess, type SitePlaces } from './site-access.ts';
 import { forwardedVariable, PROXY_HEADERS, PROXY_REDIRECTS, WEBSOCKET_HEADERS } from './site-render.ts';
+import { forwardAuthKinds } from '../../../idp/forward-auth.ts';
 import {
     ACME_PATH,
-    DEFAULT_FORWARDED_HEADERS,
-    IDENTITY_HEADERS,
     type ForwardAuthSpec,
+    forwardAuthContract,
+    identityHeaders,
     type LocationSpec,
-    OUTPOST_PATH,
-    SIGN_IN_LOCATION,
+    modelKind,
     type SiteSpec,
 } from './site-types.ts';
 import {
@@ -112,17 +112,23 @@ class LocationReader {
             case 'proxy_set_header':
                 return args.length === 2 && this.#requestHeader(args[0] ?? '', args[1] ?? '');
             case 'auth_request':
-                this.auth = args.join(' ') === `${OUTPOST_PATH}/auth/nginx`;
+                this.auth = forwardAuthKinds().some(({ contract }) => args.join(' ') === contract.authPath);
                 return this.auth;
             case 'error_page':
-                return args.join(' ') === `401 = ${SIGN_IN_LOCATION}`;
+                return forwardAuthKinds().some(({ contract }) => args.join(' ') === `401 = ${contract.signInLocation}`);
             case 'auth_request_set':
                 this.#authVariables.set(args[0] ?? '', args[1] ?? '');
                 return args.length === 2;
             case 'add_header':
                 return this.#responseHeader(args);
             default:
-                return false;
+                // Another directive a kind's check writes into each protected location.
+                return forwardAuthKinds().some(({ contract }) =>
+                    contract
+                        .nginx('', contract.signInPath)
+                        .check.map(directiveOf)
+                        .some((line) => line.join(' ') === [directive.name, ...args].join(' ')),
+                );
         }
     }
 
@@ -136,7 +142,7 @@ class LocationReader {
             return true;
         }
 
-        if (value === '' && IDENTITY_HEADERS.some((header) => header.toLowerCase() === name.toLowerCase())) {
+        if (value === '' && identityHeaders().some((header) => header.toLowerCase() === name.toLowerCase())) {
             return true;
         }
 
@@ -215,7 +221,8 @@ class ExtraCollector {
 
 /** The outpost header an `$upstream_http_*` variable reads, named as the model names it. */
 function outpostHeaderOf(upstream: string): string | undefined {
-    const known = [...DEFAULT_FORWARDED_HEADERS, ...IDENTITY_HEADERS].find((header) => forwardedVariable(header).upstream === upstream);
+    const answers = forwardAuthKinds().flatMap(({ contract }) => contract.headers);
+    const known = [...answers, ...identityHeaders()].find((header) => forwardedVariable(header).upstream === upstream);
     if (known) {
         return known;
     }
@@ -224,25 +231,31 @@ function outpostHeaderOf(upstream: string): string | undefined {
     return match?.[1] ? match[1].replace(/_/g, '-') : undefined;
 }
 
+/** Forward auth as the kind whose outpost location the server has writes it; null when it has none. */
 function readForwardAuth(
     server: ConfDirective,
     guardedHeaders: string[] | undefined,
     identityHeaders: Record<string, string> = {},
 ): ForwardAuthSpec | null {
-    const outpost = locationWithPath(server, OUTPOST_PATH);
-    const proxyPass = outpost ? singleArgument(body(outpost), 'proxy_pass') : undefined;
-    if (!proxyPass) {
-        return null;
+    for (const { kind, contract } of forwardAuthKinds()) {
+        const outpost = locationWithPath(server, contract.outpostPath);
+        const proxyPass = outpost ? singleArgument(body(outpost), 'proxy_pass') : undefined;
+        if (!proxyPass) {
+            continue;
+        }
+
+        const signIn = locationWithPath(server, contract.signInLocation);
+        const target = signIn ? first(body(signIn), 'return')?.args[1]?.value : undefined;
+        return {
+            ...modelKind(kind),
+            outpostUrl: proxyPass.endsWith(contract.outpostPath) ? proxyPass.slice(0, -contract.outpostPath.length) : proxyPass,
+            signInPath: target?.split('?rd=')[0] ?? contract.signInPath,
+            headers: guardedHeaders ?? [...contract.headers],
+            ...(Object.keys(identityHeaders).length > 0 ? { identityHeaders } : {}),
+        };
     }
 
-    const signIn = locationWithPath(server, SIGN_IN_LOCATION);
-    const target = signIn ? first(body(signIn), 'return')?.args[1]?.value : undefined;
-    return {
-        outpostUrl: proxyPass.endsWith(OUTPOST_PATH) ? proxyPass.slice(0, -OUTPOST_PATH.length) : proxyPass,
-        signInPath: target?.split('?rd=')[0] ?? '/outpost.goauthentik.io/start',
-        headers: guardedHeaders ?? [...DEFAULT_FORWARDED_HEADERS],
-        ...(Object.keys(identityHeaders).length > 0 ? { identityHeaders } : {}),
-    };
+    return null;
 }
 
 function readServerHeaders(server: ConfDirective, extra: ExtraCollector): Record<string, string> {
@@ -260,8 +273,21 @@ function readServerHeaders(server: ConfDirective, extra: ExtraCollector): Record
     return headers;
 }
 
-const MODEL_LOCATIONS = new Set([ACME_PATH, OUTPOST_PATH, SIGN_IN_LOCATION]);
-const FORWARD_AUTH_BUFFERS: Record<string, string> = { proxy_buffers: '8 16k', proxy_buffer_size: '32k' };
+/** The locations the model writes itself: ACME's, and each kind's outpost and sign-in redirect. */
+const modelLocations = () =>
+    new Set([ACME_PATH, ...forwardAuthKinds().flatMap(({ contract }) => [contract.outpostPath, contract.signInLocation])]);
+
+/** A line a kind's contract writes as its directive's name and arguments; none for a comment. */
+function directiveOf(line: string): string[] {
+    return line.startsWith('#') ? [] : line.replace(/;\s*$/, '').split(/\s+/).filter(Boolean);
+}
+
+/** The server-level directives the kind's forward auth writes (`proxy_buffers 8 16k`): name → arguments. */
+function forwardAuthServerDirectives(forwardAuth: ForwardAuthSpec): Record<string, string> {
+    const lines = forwardAuthContract(forwardAuth).nginx(forwardAuth.outpostUrl, forwardAuth.signInPath ?? '').server;
+    const directives = lines.map(directiveOf).filter((directive) => directive.length > 0);
+    return Object.fromEntries(directives.map(([name = '', ...args]) => [name, args.join(' ')]));
+}
 const SERVER_DIRECTIVES = new Set([
     'listen',
     'server_name',
@@ -275,8 +301,9 @@ function readLocations(server: ConfDirective, headers: Record<string, string>, e
     const locations: LocationSpec[] = [];
     let forwarded: string[] | undefined;
     let identityHeaders: Record<string, string> | undefined;
+    const modelled = modelLocations();
     for (const directive of directivesNamed(body(server), 'location')) {
-        if (directive.args.some((argument) => MODEL_LOCATIONS.has(argument.value))) {
+        if (directive.args.some((argument) => modelled.has(argument.value))) {
             continue;
         }
 
@@ -294,11 +321,11 @@ function readLocations(server: ConfDirective, headers: Record<string, string>, e
     return { locations, forwarded, identityHeaders };
 }
 
-function collectUnknown(server: ConfDirective, forwardAuth: boolean, extra: ExtraCollector): void {
+function collectUnknown(server: ConfDirective, forwardAuth: ForwardAuthSpec | null, extra: ExtraCollector): void {
+    const forwardAuthDirectives = forwardAuth ? forwardAuthServerDirectives(forwardAuth) : {};
     for (const directive of body(server)) {
-        const buffers = FORWARD_AUTH_BUFFERS[directive.name];
         const known = SERVER_DIRECTIVES.has(directive.name) || directive.name === 'location';
-        if (!known && !(forwardAuth && buffers === argumentValues(directive).join(' '))) {
+        if (!known && forwardAuthDirectives[directive.name] !== argumentValues(directive).join(' ')) {
             extra.add(directive);
         }
     }
@@ -339,7 +366,7 @@ function readSpec(text: string, tree: ReturnType<typeof readConf>): SiteSpec {
     const headers = readServerHeaders(main, extra);
     const { locations, forwarded, identityHeaders } = readLocations(main, headers, extra);
     const forwardAuth = readForwardAuth(main, forwarded, identityHeaders);
-    collectUnknown(main, forwardAuth !== null, extra);
+    collectUnknown(main, forwardAuth, extra);
     const secure = isSslServer(main);
     const acme = locationWithPath(plain ?? main, ACME_PATH) ?? locationWithPath(main, ACME_PATH);
     const names = first(body(main), 'server_name') ?? first(body(plain ?? main), 'server_name');

@@ -3,13 +3,11 @@ import { assertRenderable } from './site-check.ts';
 import {
     ACME_PATH,
     DEFAULT_ACME_ROOT,
-    DEFAULT_FORWARDED_HEADERS,
-    DEFAULT_SIGN_IN_PATH,
     type ForwardAuthSpec,
-    IDENTITY_HEADERS,
+    forwardAuthContract,
+    identityHeaders,
     type LocationSpec,
-    OUTPOST_PATH,
-    SIGN_IN_LOCATION,
+    modelKind,
     type SiteSpec,
 } from './site-types.ts';
 import { EXTRA_BEGIN, EXTRA_END } from './site-values.ts';
@@ -72,10 +70,12 @@ function normalizeLocation(location: LocationSpec): LocationSpec {
 }
 
 function normalizeForwardAuth(forwardAuth: ForwardAuthSpec): ForwardAuthSpec {
+    const contract = forwardAuthContract(forwardAuth);
     return {
+        ...modelKind(forwardAuth.kind),
         outpostUrl: forwardAuth.outpostUrl,
-        signInPath: forwardAuth.signInPath ?? DEFAULT_SIGN_IN_PATH,
-        headers: [...(forwardAuth.headers ?? DEFAULT_FORWARDED_HEADERS)],
+        signInPath: forwardAuth.signInPath ?? contract.signInPath,
+        headers: [...(forwardAuth.headers ?? contract.headers)],
         ...(forwardAuth.identityHeaders && Object.keys(forwardAuth.identityHeaders).length > 0
             ? { identityHeaders: { ...forwardAuth.identityHeaders } }
             : {}),
@@ -164,37 +164,35 @@ function writeServerSettings(writer: Writer, spec: SiteSpec): void {
     }
 }
 
-function writeOutpostLocations(writer: Writer, spec: SiteSpec, forwardAuth: ForwardAuthSpec): void {
-    writer.line('# forward auth through the authentik outpost').line('proxy_buffers 8 16k;').line('proxy_buffer_size 32k;').line();
-    writer.open(`location ${OUTPOST_PATH}`);
-    writer.line(`proxy_pass ${forwardAuth.outpostUrl}${OUTPOST_PATH};`);
-    writer.line('proxy_set_header Host $host;').line('proxy_set_header X-Original-URL $scheme://$http_host$request_uri;');
-    // authentik matches the app's external host with its port (Host alone has none).
-    writer.line('proxy_set_header X-Forwarded-Host $http_host;');
-    writer.line('add_header Set-Cookie $auth_cookie;').line('auth_request_set $auth_cookie $upstream_http_set_cookie;');
-    writer.line('proxy_pass_request_body off;').line(`proxy_set_header Content-Length ${quote('')};`);
+/** The kind's forward-auth blocks: its server-level lines, the outpost's location and the sign-in redirect's. */
+function writeOutpostLocations(writer: Writer, forwardAuth: ForwardAuthSpec): void {
+    const contract = forwardAuthContract(forwardAuth);
+    const nginx = contract.nginx(forwardAuth.outpostUrl, forwardAuth.signInPath ?? contract.signInPath);
+    nginx.server.forEach((line) => writer.line(line));
+    writer.line().open(`location ${contract.outpostPath}`);
+    nginx.outpost.forEach((line) => writer.line(line));
     writeIdentityClears(writer, []);
     writer.close().line();
-    writer.open(`location ${SIGN_IN_LOCATION}`).line('internal;').line('add_header Set-Cookie $auth_cookie;');
-    writer.line(`return 302 ${forwardAuth.signInPath ?? DEFAULT_SIGN_IN_PATH}?rd=$scheme://$http_host$request_uri;`);
+    writer.open(`location ${contract.signInLocation}`);
+    nginx.signIn.forEach((line) => writer.line(line));
     writer.close().line();
 }
 
 /** Clears every identity header this location does not set itself, so that no visitor's copy passes on. */
 function writeIdentityClears(writer: Writer, setHere: string[]): void {
     const set = new Set(setHere.map((header) => header.toLowerCase()));
-    for (const header of IDENTITY_HEADERS.filter((name) => !set.has(name.toLowerCase()))) {
+    for (const header of identityHeaders().filter((name) => !set.has(name.toLowerCase()))) {
         writer.line(`proxy_set_header ${header} ${quote('')};`);
     }
 }
 
 /** The forward-auth check; answers the request headers it sets from the outpost's answer. */
 function writeAuthCheck(writer: Writer, spec: SiteSpec, forwardAuth: ForwardAuthSpec): string[] {
-    writer.line(`auth_request ${OUTPOST_PATH}/auth/nginx;`).line(`error_page 401 = ${SIGN_IN_LOCATION};`);
-    writer.line('auth_request_set $auth_cookie $upstream_http_set_cookie;').line('add_header Set-Cookie $auth_cookie;');
+    const contract = forwardAuthContract(forwardAuth);
+    contract.nginx(forwardAuth.outpostUrl, forwardAuth.signInPath ?? contract.signInPath).check.forEach((line) => writer.line(line));
     // An add_header here hides the server's own add_header lines from this location, so they are repeated.
     writeResponseHeaders(writer, spec.headers);
-    const forwarded = forwardAuth.headers ?? DEFAULT_FORWARDED_HEADERS;
+    const forwarded = forwardAuth.headers ?? contract.headers;
     for (const header of forwarded) {
         const { variable, upstream } = forwardedVariable(header);
         writer.line(`auth_request_set ${variable} ${upstream};`).line(`proxy_set_header ${header} ${variable};`);
@@ -259,7 +257,7 @@ function writeProxyServer(writer: Writer, spec: SiteSpec): void {
 
     writeServerSettings(writer, spec);
     if (spec.forwardAuth) {
-        writeOutpostLocations(writer, spec, spec.forwardAuth);
+        writeOutpostLocations(writer, spec.forwardAuth);
     }
 
     spec.locations.forEach((location, index) => {

@@ -1,11 +1,16 @@
 /** The nginx site model: one app's reverse-proxy site. */
+import { ValidationError } from '../../../../lib/errors.ts';
+import { DEFAULT_IDP_KIND, forwardAuthKinds, forwardAuthOf } from '../../../idp/forward-auth.ts';
+import type { ForwardAuthContract } from '../../../idp/idp-types.ts';
 
 export interface ForwardAuthSpec {
-    /** The authentik outpost (or the authentik server with its embedded outpost): `http://127.0.0.1:9000`. */
+    /** The identity-provider kind whose outpost answers (plugins/idp/providers/<kind>.ts); unset: the default kind, authentik. */
+    kind?: string;
+    /** The provider's outpost (or the provider itself with its embedded outpost): `http://127.0.0.1:9000`. */
     outpostUrl: string;
-    /** Where an unauthenticated visitor is sent; default `/outpost.goauthentik.io/start`. */
+    /** Where an unauthenticated visitor is sent; default the kind's sign-in page (`/outpost.goauthentik.io/start`). */
     signInPath?: string;
-    /** Outpost response headers passed on to the app; default the X-authentik-* identity headers. */
+    /** Outpost response headers passed on to the app; default the kind's identity headers (X-authentik-*). */
     headers?: string[];
     /** Request headers to the app carrying an outpost answer under another name: `{'Remote-User': 'X-authentik-username'}`. */
     identityHeaders?: Record<string, string>;
@@ -43,19 +48,8 @@ export interface LocationSpec {
 
 export const DEFAULT_ACME_ROOT = '/var/www/acme';
 export const DEFAULT_CERTIFICATE_DIR = '/etc/letsencrypt/live';
-export const DEFAULT_SIGN_IN_PATH = '/outpost.goauthentik.io/start';
-export const DEFAULT_FORWARDED_HEADERS = [
-    'X-authentik-username',
-    'X-authentik-groups',
-    'X-authentik-entitlements',
-    'X-authentik-email',
-    'X-authentik-name',
-    'X-authentik-uid',
-];
-export const OUTPOST_PATH = '/outpost.goauthentik.io';
 /** Paths on an app's domain that Gatehouse serves itself (`/__svc/autologin`): not the app, so never probed as it. */
 export const SERVICE_PATH_PREFIX = '/__svc/';
-export const SIGN_IN_LOCATION = '@goauthentik_proxy_signin';
 export const ACME_PATH = '/.well-known/acme-challenge/';
 
 /**
@@ -83,20 +77,41 @@ const COMMON_IDENTITY_HEADERS = [
 ];
 
 /**
- * Request headers an app may take as the visitor's identity. A visitor could send them, so every location that
- * proxies clears them toward its upstream, unless forward auth's answer (or the location's own headers) sets them.
+ * Request headers an app may take as the visitor's identity: the usual names, and each loaded identity-provider
+ * kind's own (forward-auth contract's `clear`). A visitor could send them, so every location that proxies clears them
+ * toward its upstream, unless forward auth's answer (or the location's own headers) sets them.
  */
-export const IDENTITY_HEADERS = [
-    'Remote-User',
-    'Remote-Email',
-    'Remote-Name',
-    'Remote-Groups',
-    'X-idp-username',
-    'X-idp-email',
-    'X-idp-name',
-    'X-idp-groups',
-    ...DEFAULT_FORWARDED_HEADERS,
-    'X-authentik-jwt',
-    ...['jwks', 'outpost', 'provider', 'app', 'version'].map((name) => `X-authentik-meta-${name}`),
-    ...COMMON_IDENTITY_HEADERS,
-];
+export function identityHeaders(): string[] {
+    return [
+        'Remote-User',
+        'Remote-Email',
+        'Remote-Name',
+        'Remote-Groups',
+        'X-idp-username',
+        'X-idp-email',
+        'X-idp-name',
+        'X-idp-groups',
+        ...new Set(forwardAuthKinds().flatMap(({ contract }) => contract.clear)),
+        ...COMMON_IDENTITY_HEADERS,
+    ];
+}
+
+/** The paths on an app's domain the loaded kinds' outposts take: no location of the app may. */
+export function outpostPaths(): string[] {
+    return forwardAuthKinds().map(({ contract }) => contract.outpostPath);
+}
+
+/** The forward-auth contract of the site's kind; a kind this process has not loaded is a ValidationError. */
+export function forwardAuthContract(forwardAuth: Pick<ForwardAuthSpec, 'kind'>): ForwardAuthContract {
+    const contract = forwardAuthOf(forwardAuth.kind ?? DEFAULT_IDP_KIND);
+    if (!contract) {
+        throw new ValidationError(`forwardAuth.kind: there is no identity-provider kind ${forwardAuth.kind}`);
+    }
+
+    return contract;
+}
+
+/** The kind as the model keeps it: left out for the default kind, so that sites written before kinds read the same. */
+export function modelKind(kind: string | undefined): { kind?: string } {
+    return kind && kind !== DEFAULT_IDP_KIND ? { kind } : {};
+}

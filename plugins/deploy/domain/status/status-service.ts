@@ -5,6 +5,7 @@ import type Docker from 'dockerode';
 
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { sendsToSignIn } from '../../../idp/forward-auth.ts';
 import { apps } from '../apps/app-service.ts';
 import { secretMask } from '../apps/secret-mask.ts';
 import { type CertificateInfo, certificateInfo } from '../host/certificate-info.ts';
@@ -12,7 +13,6 @@ import { type AppContainer, appContainers, callDocker, DockerUnavailableError } 
 import { checkHttp, type HttpCheck, silentUpstream } from '../host/http-check.ts';
 import { appPaths } from '../engine/run-context.ts';
 import { loopbackUpstreams } from '../nginx/site-model.ts';
-import { OUTPOST_PATH } from '../nginx/site-types.ts';
 import { type LogLine, logLines } from '../host/docker-logs.ts';
 
 export interface PublishedPort {
@@ -162,7 +162,7 @@ export class StatusService {
         const hostHeader = port === (scheme === 'https' ? 443 : 80) ? domain : `${domain}:${port}`;
         const check = await checkHttp({ url, host: hostHeader, skipVerification: true });
         const probe = { url: url.toString(), host: domain, ...check, ok: check.statusCode !== null && check.statusCode < 500 };
-        if (!probe.ok || !check.location?.includes(OUTPOST_PATH)) {
+        if (!probe.ok || !sendsToSignIn(check.location)) {
             return probe;
         }
 

@@ -1,14 +1,12 @@
 // needs: docker
-import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { Backup } from '../../../../../plugins/deploy/domain/backups/backup-service.ts';
-import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
-import { appHostPorts } from '../../../../helpers/server.ts';
+import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
+import { backupsOf, backupTestServer, deployWithVolume, inApp, resticFor } from '../../../../support/backup-app.ts';
 import { buildWebImage, docker, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
 import { runToEnd } from '../../../../support/sse.ts';
@@ -20,13 +18,7 @@ const { expect } = Code;
 const SUFFIX = Math.random().toString(36).slice(2, 8);
 const PASSWORD = `backup-password-${SUFFIX}`;
 
-/** restic on the test's repository, its password in the environment as Gatehouse gives it. */
-function resticCheck(repository: string, password: string) {
-    return spawnSync('restic', ['check'], {
-        encoding: 'utf8',
-        env: { ...process.env, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD: password, RESTIC_CACHE_DIR: `${repository}-cache` },
-    });
-}
+const resticCheck = (repository: string, password: string) => resticFor(repository, password, ['check']);
 
 describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
     let services: RunningServices;
@@ -38,14 +30,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
         image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/backup-web:${SUFFIX}`, '<h1>backed up</h1>\n', true);
-        // Without an ACME directory the site keeps its self-signed stand-in: these tests are about the app's data.
-        const { ACME_DIRECTORY_URL: _acme, ...exports } = services.exports;
-        server = await deployTestServer({
-            ...exports,
-            BASE_DOMAIN: 'apps.test',
-            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
-            BACKUP_PASSWORD: PASSWORD,
-        });
+        server = await backupTestServer(services, { BACKUP_PASSWORD: PASSWORD });
         server.context.server.events.on('log', (event) => logged.push(`${event.tags.join(',')} ${JSON.stringify(event.data)}`));
         server.context.server.events.on('request', (_request, event) =>
             logged.push(`${event.tags.join(',')} ${JSON.stringify(event.data)}`),
@@ -58,47 +43,14 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         services?.stop();
     });
 
-    /** Creates the app with a web service that mounts the named volume `data` at /data, and deploys it. */
-    const deployWithVolume = async (kind: string) => {
-        const name = `${kind}-${SUFFIX}`;
-        apps.push(name);
-        const created = await server.admin.post('/api/apps', { name, image: image.slice(0, image.lastIndexOf(':')), tag: SUFFIX });
-        expect(created.status, created.text).to.equal(201);
-        const port = (created.body as { app: { hostPort: number } }).app.hostPort;
-        const compose = [
-            'services:',
-            '  web:',
-            `    image: ${image}`,
-            '    restart: unless-stopped',
-            '    ports:',
-            `      - "127.0.0.1:${port}:80"`,
-            '    volumes:',
-            '      - data:/data',
-            'volumes:',
-            '  data: {}',
-        ].join('\n');
-        const saved = await server.admin.put(`/api/apps/${name}/draft`, {
-            compose,
-            secrets: { TOKEN: `token-${SUFFIX}` },
-            auth: { access: 'public' },
-        });
-        expect(saved.status, saved.text).to.equal(200);
-        const deployed = await runToEnd(server.admin, await server.admin.post(`/api/apps/${name}/deploy`, {}));
-        expect(deployed.state, deployed.text).to.equal('succeeded');
-        return name;
-    };
-
-    const inApp = (name: string, script: string) => docker('exec', `${name}-web-1`, 'sh', '-c', script).trim();
-    const listOf = async (name: string, browser = server.admin) => {
-        const listed = await browser.get(`/api/apps/${name}/backups`);
-        expect(listed.status, listed.text).to.equal(200);
-        return (listed.body as { backups: Backup[] }).backups;
-    };
+    const listOf = (name: string, browser = server.admin) => backupsOf(browser, name);
 
     let app: string;
 
     it("backs up the app's folder, site and volume, and a restore brings destroyed data back", async () => {
-        app = await deployWithVolume('keep');
+        app = `keep-${SUFFIX}`;
+        apps.push(app);
+        await deployWithVolume(server, app, image, { TOKEN: `token-${SUFFIX}` });
         inApp(app, 'mkdir -p /data/notes && echo "kept $HOSTNAME" > /data/notes/note.txt && echo 1 > /data/.hidden');
         const written = inApp(app, 'cat /data/notes/note.txt');
 
@@ -168,10 +120,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         const removed = await server.admin.delete(`/api/apps/${app}/backups/${newest?.id}`);
         expect(removed.status, removed.text).to.equal(204);
         expect((await listOf(app)).map((one) => one.id)).to.equal([oldest?.id]);
-        const snapshots = spawnSync('restic', ['snapshots', '--json'], {
-            encoding: 'utf8',
-            env: { ...process.env, RESTIC_REPOSITORY: server.context.config.backups.repository, RESTIC_PASSWORD: PASSWORD },
-        });
+        const snapshots = resticFor(server.context.config.backups.repository, PASSWORD, ['snapshots', '--json']);
         expect(snapshots.status, snapshots.stderr).to.equal(0);
         expect((JSON.parse(snapshots.stdout) as unknown[]).length).to.equal(1);
         expect(resticCheck(server.context.config.backups.repository, PASSWORD).status).to.equal(0);

@@ -1,0 +1,72 @@
+// needs: docker
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { backups } from '../../../../../plugins/deploy/domain/backups/backup-service.ts';
+import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
+import { backupsOf, backupTestServer, deployWithVolume, inApp, resticFor } from '../../../../support/backup-app.ts';
+import { buildWebImage, removeProjects } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { runToEnd } from '../../../../support/sse.ts';
+import { type RunningSshd, startSshd } from '../../../../support/sshd.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const SUFFIX = Math.random().toString(36).slice(2, 8);
+
+describe('deploy manager: backups in an SFTP repository, with a generated password', { timeout: 600_000 }, () => {
+    let services: RunningServices;
+    let sshd: RunningSshd;
+    let server: DeployTestServer;
+    let image: string;
+    let repository: string;
+    const app = `sftp-${SUFFIX}`;
+
+    before({ timeout: 600_000 }, async () => {
+        services = await startServices();
+        sshd = await startSshd();
+        image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/backup-sftp:${SUFFIX}`, '<h1>over sftp</h1>\n', true);
+        repository = `sftp:root@127.0.0.1:${sshd.dir}/repository`;
+        server = await backupTestServer(services, { BACKUP_REPOSITORY: repository, BACKUP_SFTP_COMMAND: sshd.sftpCommand });
+    });
+
+    after(async () => {
+        await removeProjects([app], [image]);
+        await server?.context.cleanup();
+        sshd?.stop();
+        services?.stop();
+    });
+
+    it('backs up to an OpenSSH server and restores from it, the repository sound', async () => {
+        await deployWithVolume(server, app, image);
+        inApp(app, 'echo "over sftp" > /data/kept.txt');
+
+        const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
+        expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        const [backup] = await backupsOf(server.admin, app);
+        expect(backup?.holds.volumes).to.equal([`${app}_data`]);
+
+        inApp(app, 'rm /data/kept.txt');
+        const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups/${backup?.id}/restore`));
+        expect(restored.state, restored.text).to.equal('succeeded');
+        expect(inApp(app, 'cat /data/kept.txt')).to.equal('over sftp');
+
+        const { password } = await backups(server.context.server).repository();
+        const checked = resticFor(repository, password, ['check'], ['-o', `sftp.command=${sshd.sftpCommand}`]);
+        expect(checked.status, `${checked.stdout}${checked.stderr}`).to.equal(0);
+    });
+
+    it('keeps the generated password sealed with the master key, never in the clear', async () => {
+        const { password } = await backups(server.context.server).repository();
+        expect(password).to.have.length(64);
+        const rows = await server.context.database.knex('dp_backup_keys').select('password_sealed');
+        expect(rows).to.have.length(1);
+        const sealed = String(rows[0]?.password_sealed);
+        expect(sealed.startsWith('v1:')).to.be.true();
+        expect(sealed).to.not.contain(password);
+        const listed = await server.admin.get(`/api/apps/${app}/backups`);
+        expect(listed.text).to.not.contain(password);
+    });
+});
