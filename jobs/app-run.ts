@@ -4,10 +4,15 @@ import { deleteApp } from '../plugins/deploy/domain/engine/delete-app.ts';
 import { type AppRunData, RunContext } from '../plugins/deploy/domain/engine/run-context.ts';
 import { forgetJournal } from '../plugins/deploy/domain/engine/run-journal.ts';
 import type { RunMessage } from '../plugins/deploy/domain/runs/run-service.ts';
+import { loadIdpKinds, useIdpKindFolders } from '../plugins/idp/idp-kinds.ts';
 import { done, jobData, post, withLazyDatabase } from '../lib/worker.ts';
 
 const data = jobData<AppRunData>();
 const send = (message: RunMessage) => post(message);
+// The identity-provider kinds as the server has them (IDP_KINDS_DIRS too): the run's checks know each one's forward auth.
+useIdpKindFolders(data.config.idpKindDirs);
+await loadIdpKinds();
+
 const work = { deploy: deployApp, compose: deployApp, sso: deployApp, nginx: applySite, action: actOnApp, delete: deleteApp }[data.kind];
 
 await withLazyDatabase(async (database) => {

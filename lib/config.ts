@@ -57,6 +57,8 @@ export interface Config {
     };
     /** AUTHENTIK_URL and AUTHENTIK_BOOTSTRAP_TOKEN: connect to authentik at first start when nothing is saved yet. */
     idpBootstrap: { url: string | undefined; token: string | undefined };
+    /** Folders of identity-provider kinds besides `plugins/idp/providers/` (IDP_KINDS_DIRS). */
+    idpKindDirs: string[];
     /** Failed password and code checks, of both services (lib/throttle.ts). */
     signInLimits: ThrottleLimits;
     /** Proxies (CIDRs) whose X-Forwarded-For names the client (TRUSTED_PROXIES). */
@@ -187,6 +189,7 @@ const environmentSchema = Joi.object({
     ACME_DIRECTORY_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
     AUTHENTIK_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
     AUTHENTIK_BOOTSTRAP_TOKEN: Joi.string().max(4096),
+    IDP_KINDS_DIRS: Joi.string().allow('').default(''),
     ACME_CA_FILE: Joi.string(),
     ACME_EMAIL: Joi.string().email({ tlds: false }),
     ACME_RENEW_DAYS: Joi.number().integer().min(1).max(89).default(30),
@@ -331,6 +334,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             url: value.AUTHENTIK_URL as string | undefined,
             token: value.AUTHENTIK_BOOTSTRAP_TOKEN as string | undefined,
         },
+        idpKindDirs: listOf(value.IDP_KINDS_DIRS as string).map((folder) => Path.resolve(folder)),
         signInLimits: {
             windowSeconds: value.LOGIN_WINDOW_SECONDS as number,
             maxFailures: value.LOGIN_MAX_FAILURES as number,

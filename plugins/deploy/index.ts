@@ -7,6 +7,7 @@ import Path from 'node:path';
 import type { Plugin } from '@hapi/hapi';
 
 import { registerDeployApi } from '../../lib/spec/deploy-loader.ts';
+import { loadIdpKinds, useIdpKindFolders } from '../idp/idp-kinds.ts';
 import { idpPlugin } from '../idp/index.ts';
 import { loadAddedAdapters } from '../sso/autologin/adapters.ts';
 import { webPlugin } from '../web.ts';
@@ -32,6 +33,9 @@ export const deployPlugin: Plugin<DeployPluginOptions> = {
     name: 'gatehouse-deploy',
     dependencies: ['db', 'jobs'],
     register: async (server, { specsDir, webDistDir }) => {
+        // The identity-provider kinds there are (a file that is not one stops the start), for the connection and the sites.
+        useIdpKindFolders(server.app.config.idpKindDirs);
+        await loadIdpKinds();
         // The auto-login adapters of AUTOLOGIN_ADAPTERS_DIRS (a file there that is not one stops the start).
         await loadAddedAdapters(server.app.config.apps.autologinAdapterDirs);
         // What the drop-in parts decide for this start (the sign-in methods and adapters there are), for the specs and the recipes.

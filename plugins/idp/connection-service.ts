@@ -7,8 +7,9 @@ import type { Server } from '@hapi/hapi';
 import { ValidationError } from '../../lib/errors.ts';
 import { defineService } from '../../lib/services.ts';
 import { settings } from '../../lib/settings.ts';
-import { loadIdpKind } from './idp-kinds.ts';
-import { type Discovery, type FlowRef, type IdentityProvider, IdpError, type NamedRef } from './idp-types.ts';
+import { DEFAULT_IDP_KIND } from './forward-auth.ts';
+import { findIdpKind, idpKindNames } from './idp-kinds.ts';
+import { type Discovery, type FlowRef, type IdentityProvider, type IdentityProviderKind, IdpError, type NamedRef } from './idp-types.ts';
 
 const CONNECTION = 'idp.connection';
 const TOKEN = 'idp.token';
@@ -29,6 +30,8 @@ export interface StoredConnection {
 }
 
 export interface ConnectionChoice {
+    /** The identity-provider kind (plugins/idp/providers/<kind>.ts); left out: the saved one, or authentik. */
+    kind?: string;
     url: string;
     token?: string;
     outpostUrl?: string | null;
@@ -66,11 +69,27 @@ function trimUrl(url: string): string {
     return url.replace(/\/+$/, '');
 }
 
-function pickNamed(options: NamedRef[], wanted: string | undefined, fallback: NamedRef | null | undefined, what: string): NamedRef | null {
+/** The kind of that name; one there is no file for is a ValidationError naming those there are. */
+async function kindNamed(name: string): Promise<IdentityProviderKind> {
+    const kind = await findIdpKind(name);
+    if (!kind) {
+        throw new ValidationError(`kind: there is no identity-provider kind ${name}; there are: ${idpKindNames().join(', ')}`);
+    }
+
+    return kind;
+}
+
+function pickNamed(
+    options: NamedRef[],
+    wanted: string | undefined,
+    fallback: NamedRef | null | undefined,
+    what: string,
+    title: string,
+): NamedRef | null {
     if (wanted !== undefined) {
         const found = options.find((option) => option.pk === wanted || option.name === wanted);
         if (!found) {
-            throw new ValidationError(`${what}: authentik has no ${what} ${wanted}`);
+            throw new ValidationError(`${what}: ${title} has no ${what} ${wanted}`);
         }
 
         return { pk: found.pk, name: found.name };
@@ -80,11 +99,17 @@ function pickNamed(options: NamedRef[], wanted: string | undefined, fallback: Na
     return kept ? { pk: kept.pk, name: kept.name } : null;
 }
 
-function pickFlow(options: FlowRef[], wanted: string | undefined, fallback: Omit<FlowRef, 'name'> | null | undefined, what: string) {
+function pickFlow(
+    options: FlowRef[],
+    wanted: string | undefined,
+    fallback: Omit<FlowRef, 'name'> | null | undefined,
+    what: string,
+    title: string,
+) {
     if (wanted !== undefined) {
         const found = options.find((option) => option.pk === wanted || option.slug === wanted);
         if (!found) {
-            throw new ValidationError(`${what}: authentik has no such flow (${wanted})`);
+            throw new ValidationError(`${what}: ${title} has no such flow (${wanted})`);
         }
 
         return { pk: found.pk, slug: found.slug };
@@ -135,15 +160,18 @@ export class IdpConnectionService {
             throw new ValidationError('no identity provider is connected: an administrator connects one (Admin, Identity provider)');
         }
 
-        return (await loadIdpKind(active.kind)).connect({ url: active.url, token: active.token });
+        return (await kindNamed(active.kind)).connect({ url: active.url, token: active.token });
     }
 
-    /** The connection as the API shows it; `health`, when the caller has just heard from the provider, spares asking again. */
+    /**
+     * The connection as the API shows it, with the kinds there are to choose from; `health`, when the caller has just
+     * heard from the provider, spares asking again.
+     */
     async describe(health?: IdpHealth) {
         const [stored, token] = await Promise.all([this.stored(), this.#token()]);
         return {
             connected: Boolean(stored && token),
-            kind: stored?.kind ?? 'authentik',
+            kind: stored?.kind ?? DEFAULT_IDP_KIND,
             url: stored?.url ?? null,
             outpostUrl: stored ? (stored.outpostUrl ?? stored.url) : null,
             outpost: stored?.outpost ?? null,
@@ -153,6 +181,7 @@ export class IdpConnectionService {
             tokenSet: Boolean(token),
             version: stored?.version ?? null,
             health: health ?? (await this.health()),
+            kinds: await Promise.all(idpKindNames().map(async (name) => ({ name, title: (await findIdpKind(name))?.title ?? name }))),
         };
     }
 
@@ -168,7 +197,7 @@ export class IdpConnectionService {
         }
 
         try {
-            const kind = await loadIdpKind(stored.kind);
+            const kind = await kindNamed(stored.kind);
             const { version } = await kind.connect({ url: stored.url, token }, { timeoutMs: HEALTH_TIMEOUT_MS }).checkAdmin();
             return answering(kind.title, version, stored.url);
         } catch (error) {
@@ -177,18 +206,19 @@ export class IdpConnectionService {
         }
     }
 
-    /** Tests a URL and token; the provider's failures are 422s naming the cause. */
-    async discover(kindName: string, url: string, token: string): Promise<Discovery> {
-        const kind = await loadIdpKind(kindName);
+    /** Tests a URL and token with a kind (left out: the saved one, or authentik); the provider's failures are 422s naming the cause. */
+    async discover(kindName: string | undefined, url: string, token: string): Promise<Discovery> {
+        const kind = await kindNamed(kindName ?? (await this.stored())?.kind ?? DEFAULT_IDP_KIND);
         return await asValidation(() => kind.connect({ url: trimUrl(url), token }).discover());
     }
 
     /** Connects and saves; choices left out keep their saved value, or take the provider's default (always, for a bootstrap). */
-    async connect(choice: ConnectionChoice, kindName = 'authentik', bootstrapped?: { tokenIdentifier: string }) {
+    async connect(choice: ConnectionChoice, bootstrapped?: { tokenIdentifier: string }) {
         const previous = bootstrapped ? undefined : await this.stored();
         const url = trimUrl(choice.url);
-        const token = choice.token ?? (await this.#savedTokenFor(url, previous));
-        const kind = await loadIdpKind(kindName);
+        const kindName = choice.kind ?? previous?.kind ?? DEFAULT_IDP_KIND;
+        const kind = await kindNamed(kindName);
+        const token = choice.token ?? (await this.#savedTokenFor(url, previous, kindName));
         const discovery = await this.discover(kindName, url, token);
         const defaults = kind.defaults(discovery);
         const outposts = discovery.outposts.filter((outpost) => outpost.type === 'proxy');
@@ -196,20 +226,28 @@ export class IdpConnectionService {
             kind: kindName,
             url,
             outpostUrl: choice.outpostUrl === undefined ? (previous?.outpostUrl ?? null) : choice.outpostUrl && trimUrl(choice.outpostUrl),
-            outpost: pickNamed(outposts, choice.outpost, previous?.outpost ?? defaults.outpost, 'outpost'),
+            outpost: pickNamed(outposts, choice.outpost, previous?.outpost ?? defaults.outpost, 'outpost', kind.title),
             authorizationFlow: pickFlow(
                 discovery.flows.authorization,
                 choice.authorizationFlow,
                 previous?.authorizationFlow ?? defaults.authorizationFlow,
                 'authorizationFlow',
+                kind.title,
             ),
             invalidationFlow: pickFlow(
                 discovery.flows.invalidation,
                 choice.invalidationFlow,
                 previous?.invalidationFlow ?? defaults.invalidationFlow,
                 'invalidationFlow',
+                kind.title,
             ),
-            signingKey: pickNamed(discovery.signingKeys, choice.signingKey, previous?.signingKey ?? defaults.signingKey, 'signingKey'),
+            signingKey: pickNamed(
+                discovery.signingKeys,
+                choice.signingKey,
+                previous?.signingKey ?? defaults.signingKey,
+                'signingKey',
+                kind.title,
+            ),
             version: discovery.version,
             tokenIdentifier: bootstrapped ? bootstrapped.tokenIdentifier : choice.token ? null : (previous?.tokenIdentifier ?? null),
         };
@@ -219,7 +257,7 @@ export class IdpConnectionService {
             invalidationFlow: connection.invalidationFlow,
         })) {
             if (!value) {
-                throw new ValidationError(`${field}: authentik at ${url} offers none to choose by default; name one`);
+                throw new ValidationError(`${field}: ${kind.title} at ${url} offers none to choose by default; name one`);
             }
         }
 
@@ -229,28 +267,32 @@ export class IdpConnectionService {
     }
 
     /** The saved token, which is only ever sent to the URL it was saved with: a new URL needs its token. */
-    async #savedTokenFor(url: string, previous: StoredConnection | undefined): Promise<string> {
+    async #savedTokenFor(url: string, previous: StoredConnection | undefined, kind: string): Promise<string> {
         const saved = await this.#token();
         if (saved && previous && previous.url !== url) {
             throw new ValidationError(`token: a new URL needs its token (the saved one is only sent to ${previous.url})`);
         }
 
+        if (saved && previous && previous.kind !== kind) {
+            throw new ValidationError(`token: another kind of provider needs its token (the saved one is ${previous.kind}'s)`);
+        }
+
         if (!saved || !previous) {
-            throw new ValidationError('token: give the API token of an authentik administrator');
+            throw new ValidationError(`token: give the API token of an ${kind} administrator`);
         }
 
         return saved;
     }
 
     /** Makes a token of Gatehouse's own from a bootstrap token (which is not kept), then connects with the defaults. */
-    async bootstrap(url: string, bootstrapToken: string, kindName = 'authentik') {
-        const kind = await loadIdpKind(kindName);
+    async bootstrap(url: string, bootstrapToken: string, kindName: string = DEFAULT_IDP_KIND) {
+        const kind = await kindNamed(kindName);
         const provider = kind.connect({ url: trimUrl(url), token: bootstrapToken });
         await asValidation(() => provider.checkAdmin());
         const token = await asValidation(() =>
             provider.createApiToken(GATEHOUSE_TOKEN, 'Gatehouse deploy manager (made by its bootstrap)'),
         );
-        return await this.connect({ url, token }, kindName, { tokenIdentifier: GATEHOUSE_TOKEN });
+        return await this.connect({ kind: kindName, url, token }, { tokenIdentifier: GATEHOUSE_TOKEN });
     }
 
     /** Forgets the token, and revokes it at the provider when Gatehouse made it and the provider answers. */
@@ -260,7 +302,7 @@ export class IdpConnectionService {
         let note: string | null = null;
         if (stored && token && stored.tokenIdentifier) {
             try {
-                const kind = await loadIdpKind(stored.kind);
+                const kind = await kindNamed(stored.kind);
                 await kind.connect({ url: stored.url, token }, { timeoutMs: HEALTH_TIMEOUT_MS }).revokeToken(stored.tokenIdentifier);
                 revoked = true;
             } catch (error) {

@@ -405,6 +405,10 @@ describe('web UI: the admin pages', { timeout: 120_000 }, () => {
             expect(authentik.state.tokens.map((token) => token.identifier)).to.not.include('gatehouse-deploy-manager');
 
             const connect = region(page, 'Connect with an API token');
+            // The kind is chosen among those the server has; the saved one is chosen.
+            const kinds = connect.getByLabel('Kind of provider');
+            expect(await kinds.inputValue()).to.equal('authentik');
+            expect(await kinds.locator('option').allTextContents()).to.equal(['authentik']);
             expect(await connect.getByLabel(/^authentik URL/).inputValue()).to.equal(authentik.url);
             await connect.getByLabel(/^API token/).fill('a-wrong-token');
             await connect.getByRole('button', { name: 'Discover' }).click();

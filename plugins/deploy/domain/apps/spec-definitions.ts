@@ -7,6 +7,7 @@
 import type { Definitions } from '../../../../lib/spec/schema-to-joi.ts';
 import { autoLoginAdapters } from '../../../sso/autologin/adapters.ts';
 import { methodNames } from '../../../sso/methods.ts';
+import { idpKindNames } from '../../../idp/idp-kinds.ts';
 
 let current: Definitions | undefined;
 
@@ -26,6 +27,11 @@ export function refreshDeploySpecDefinitions(adapterDirs: readonly string[] = []
             enum: autoLoginAdapters(adapterDirs).names(),
             description:
                 'the auto-login adapter: plugins/sso/autologin/<adapter>.ts, or <adapter>.ts in a folder of AUTOLOGIN_ADAPTERS_DIRS',
+        },
+        IdpKind: {
+            type: 'string',
+            enum: idpKindNames(),
+            description: 'the identity-provider kind: plugins/idp/providers/<kind>.ts, or <kind>.ts in a folder of IDP_KINDS_DIRS',
         },
     };
     return current;

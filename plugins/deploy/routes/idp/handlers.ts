@@ -19,18 +19,18 @@ export const getIdentityProvider: Lifecycle.Method = async (request) => await id
 export const updateIdentityProvider: Lifecycle.Method = async (request) => {
     const choice = request.payload as ConnectionChoice;
     const answer = await idpConnection(request.server).connect(choice);
-    await record(request, 'idp.update', choice.url, { tokenChanged: choice.token !== undefined });
+    await record(request, 'idp.update', choice.url, { kind: answer.kind, tokenChanged: choice.token !== undefined });
     return answer;
 };
 
 export const discoverIdentityProvider: Lifecycle.Method = async (request) => {
-    const { url, token } = request.payload as { url: string; token: string };
-    return await idpConnection(request.server).discover('authentik', url, token);
+    const { kind, url, token } = request.payload as { kind?: string; url: string; token: string };
+    return await idpConnection(request.server).discover(kind, url, token);
 };
 
 export const bootstrapIdentityProvider: Lifecycle.Method = async (request) => {
-    const { url, bootstrapToken } = request.payload as { url: string; bootstrapToken: string };
-    const answer = await idpConnection(request.server).bootstrap(url, bootstrapToken);
+    const { kind, url, bootstrapToken } = request.payload as { kind?: string; url: string; bootstrapToken: string };
+    const answer = await idpConnection(request.server).bootstrap(url, bootstrapToken, kind);
     await record(request, 'idp.bootstrap', url);
     return answer;
 };

@@ -13,7 +13,7 @@ import { type FormError, errorFor, formError } from '../account/form-error.ts';
 import { SelectField, type SelectOption } from './select-field.tsx';
 import type { IdpConnection, IdpDiscovery } from './types.ts';
 
-const CONNECT_FIELDS = ['url', 'token', 'outpostUrl', 'outpost', 'authorizationFlow', 'invalidationFlow', 'signingKey'] as const;
+const CONNECT_FIELDS = ['kind', 'url', 'token', 'outpostUrl', 'outpost', 'authorizationFlow', 'invalidationFlow', 'signingKey'] as const;
 
 export function healthTone(status: string): BadgeTone {
     if (status === 'ok') {
@@ -23,7 +23,7 @@ export function healthTone(status: string): BadgeTone {
     return status === 'not-configured' ? 'neutral' : 'bad';
 }
 
-/** The identity provider (authentik) in front of every app: its state, connecting it, and forgetting its token. */
+/** The identity provider in front of every app: its state, connecting it (of a kind the server has), and forgetting its token. */
 export function IdentityProviderSection() {
     const { data, error, loading, reload } = useApi<IdpConnection>('/api/admin/idp');
     const [note, setNote] = useState<string | undefined>(undefined);
@@ -46,11 +46,15 @@ export function IdentityProviderSection() {
             <BootstrapCard
                 key={`bootstrap ${data.url ?? ''}`}
                 url={data.url ?? ''}
+                kind={data.kind}
+                kinds={data.kinds}
                 onConnected={() => changed('Connected with a token of Gatehouse’s own.')}
             />
             <ConnectCard
                 key={`connect ${data.url ?? ''}`}
                 url={data.url ?? ''}
+                kind={data.kind}
+                kinds={data.kinds}
                 tokenSet={data.tokenSet}
                 onConnected={() => changed('Connection saved.')}
             />
@@ -131,7 +135,44 @@ function DisconnectAction(props: { onDisconnected: (note: string) => void }) {
     );
 }
 
-function BootstrapCard(props: { url: string; onConnected: () => void }) {
+type Kinds = IdpConnection['kinds'];
+
+/** The kind of provider, among those the server has, and its URL (the field named after the kind). */
+function KindAndUrl(props: {
+    kinds: Kinds;
+    kind: string;
+    onKind: (kind: string) => void;
+    url: string;
+    onUrl: (url: string) => void;
+    error: FormError | undefined;
+}) {
+    return (
+        <>
+            <SelectField
+                label="Kind of provider"
+                name="kind"
+                value={props.kind}
+                onChange={props.onKind}
+                options={props.kinds.map((kind) => ({ value: kind.name, label: kind.title }))}
+                error={errorFor(props.error, 'kind')}
+            />
+            <Field
+                label={`${titleOf(props.kinds, props.kind)} URL`}
+                name="url"
+                type="url"
+                value={props.url}
+                onInput={props.onUrl}
+                required
+                error={errorFor(props.error, 'url')}
+            />
+        </>
+    );
+}
+
+const titleOf = (kinds: Kinds, kind: string): string => kinds.find((known) => known.name === kind)?.title ?? kind;
+
+function BootstrapCard(props: { url: string; kind: string; kinds: Kinds; onConnected: () => void }) {
+    const [kind, setKind] = useState(props.kind);
     const [url, setUrl] = useState(props.url);
     const [bootstrapToken, setBootstrapToken] = useState('');
     const [busy, setBusy] = useState(false);
@@ -141,11 +182,11 @@ function BootstrapCard(props: { url: string; onConnected: () => void }) {
         setBusy(true);
         setError(undefined);
         try {
-            await api.post('/api/admin/idp/bootstrap', { url, bootstrapToken });
+            await api.post('/api/admin/idp/bootstrap', { kind, url, bootstrapToken });
             setBootstrapToken('');
             props.onConnected();
         } catch (failure) {
-            setError(formError(failure, ['url', 'bootstrapToken']));
+            setError(formError(failure, ['kind', 'url', 'bootstrapToken']));
         } finally {
             setBusy(false);
         }
@@ -157,7 +198,7 @@ function BootstrapCard(props: { url: string; onConnected: () => void }) {
                 keeps only that one, and picks the embedded outpost, the default flows and the self-signed key.
             </p>
             <form class="form admin-form" onSubmit={(event) => void bootstrap(event)}>
-                <Field label="authentik URL" name="url" type="url" value={url} onInput={setUrl} required error={errorFor(error, 'url')} />
+                <KindAndUrl kinds={props.kinds} kind={kind} onKind={setKind} url={url} onUrl={setUrl} error={error} />
                 <Field
                     label="Bootstrap token"
                     name="bootstrapToken"
@@ -192,8 +233,8 @@ const NO_CHOICES: Choices = { outpostUrl: '', outpost: '', authorizationFlow: ''
 const DEFAULT_OPTION: SelectOption = { value: '', label: 'Keep the saved one, else the default' };
 
 /** What PUT /api/admin/idp is sent: choices left at their default are left out. */
-export function connectPayload(url: string, token: string, choices: Choices): Record<string, string> {
-    const payload: Record<string, string> = { url: url.trim() };
+export function connectPayload(kind: string, url: string, token: string, choices: Choices): Record<string, string> {
+    const payload: Record<string, string> = { kind, url: url.trim() };
     if (token) {
         payload.token = token;
     }
@@ -207,7 +248,8 @@ export function connectPayload(url: string, token: string, choices: Choices): Re
     return payload;
 }
 
-function ConnectCard(props: { url: string; tokenSet: boolean; onConnected: () => void }) {
+function ConnectCard(props: { url: string; kind: string; kinds: Kinds; tokenSet: boolean; onConnected: () => void }) {
+    const [kind, setKind] = useState(props.kind);
     const [url, setUrl] = useState(props.url);
     const [token, setToken] = useState('');
     const [choices, setChoices] = useState<Choices>(NO_CHOICES);
@@ -228,13 +270,13 @@ function ConnectCard(props: { url: string; tokenSet: boolean; onConnected: () =>
     };
     const discover = () =>
         void run('discover', async () => {
-            setDiscovery(await api.post<IdpDiscovery>('/api/admin/idp/discover', { url: url.trim(), token }));
+            setDiscovery(await api.post<IdpDiscovery>('/api/admin/idp/discover', { kind, url: url.trim(), token }));
             setChoices(NO_CHOICES);
         });
     const save = (event: TargetedSubmitEvent<HTMLFormElement>) => {
         event.preventDefault();
         void run('save', async () => {
-            await api.put('/api/admin/idp', connectPayload(url, token, choices));
+            await api.put('/api/admin/idp', connectPayload(kind, url, token, choices));
             setToken('');
             setDiscovery(undefined);
             props.onConnected();
@@ -244,9 +286,19 @@ function ConnectCard(props: { url: string; tokenSet: boolean; onConnected: () =>
 
     return (
         <Card title="Connect with an API token">
-            <p>The token must belong to an authentik administrator. Discover lists what there is to choose; Connect saves.</p>
+            <p>The token must belong to an administrator of the provider. Discover lists what there is to choose; Connect saves.</p>
             <form class="form admin-form" onSubmit={save}>
-                <Field label="authentik URL" name="url" type="url" value={url} onInput={setUrl} required error={errorFor(error, 'url')} />
+                <KindAndUrl
+                    kinds={props.kinds}
+                    kind={kind}
+                    onKind={(chosen) => {
+                        setKind(chosen);
+                        setDiscovery(undefined);
+                    }}
+                    url={url}
+                    onUrl={setUrl}
+                    error={error}
+                />
                 <Field
                     label="API token"
                     name="token"
@@ -258,7 +310,15 @@ function ConnectCard(props: { url: string; tokenSet: boolean; onConnected: () =>
                     hint={props.tokenSet ? 'Leave empty to keep the token that is set.' : undefined}
                     error={errorFor(error, 'token')}
                 />
-                {discovery ? <DiscoveredChoices discovery={discovery} choices={choices} choose={choose} error={error} /> : null}
+                {discovery ? (
+                    <DiscoveredChoices
+                        title={titleOf(props.kinds, kind)}
+                        discovery={discovery}
+                        choices={choices}
+                        choose={choose}
+                        error={error}
+                    />
+                ) : null}
                 <div class="form-actions">
                     <Button busy={busy === 'discover'} disabled={busy === 'save' || !token} onClick={discover}>
                         Discover
@@ -274,6 +334,7 @@ function ConnectCard(props: { url: string; tokenSet: boolean; onConnected: () =>
 }
 
 function DiscoveredChoices(props: {
+    title: string;
     discovery: IdpDiscovery;
     choices: Choices;
     choose: (key: keyof Choices) => (value: string) => void;
@@ -287,7 +348,9 @@ function DiscoveredChoices(props: {
     ];
     return (
         <fieldset class="discovered">
-            <legend>authentik {discovery.version}: choices</legend>
+            <legend>
+                {props.title} {discovery.version}: choices
+            </legend>
             <SelectField
                 label="Outpost"
                 name="outpost"
@@ -302,7 +365,7 @@ function DiscoveredChoices(props: {
                 type="url"
                 value={choices.outpostUrl}
                 onInput={choose('outpostUrl')}
-                hint="Empty: the saved one, else the authentik URL (the embedded outpost)."
+                hint={`Empty: the saved one, else the ${props.title} URL (the embedded outpost).`}
                 error={errorFor(error, 'outpostUrl')}
             />
             <SelectField

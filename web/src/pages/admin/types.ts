@@ -73,6 +73,8 @@ export interface IdpConnection {
     tokenSet: boolean;
     version: string | null;
     health: IdpHealth;
+    /** The identity-provider kinds the server has (plugins/idp/providers/<kind>.ts and IDP_KINDS_DIRS). */
+    kinds: Array<{ name: string; title: string }>;
     /** Only in the answer of a disconnect. */
     tokenRevoked?: boolean;
     note?: string | null;
