@@ -98,11 +98,17 @@ export class SignInService {
 
     /**
      * A complete session, as after password and second factor: the identity provider's sign-in stands in for both
-     * (its own second factor, when it asks for one), so the deploy user's TOTP is not asked again.
+     * (its own second factor, when it asks for one), so the deploy user's TOTP is not asked again. The user is the
+     * one with the e-mail the provider vouches for, and must not be disabled.
      */
     async completeOidc(pending: unknown, callbackQuery: string, client: SignInClient): Promise<SignedIn> {
         return await this.#auditedOidc(client, async () => {
-            const user = await oidc(this.#server).complete(pending, callbackQuery);
+            const email = await oidc(this.#server).complete(pending, callbackQuery);
+            const user = await deployUsers(this.#server).byEmail(email);
+            if (!user || user.disabled) {
+                throw new OidcSignInError(user ? 'the user is disabled' : 'no user has this e-mail', email);
+            }
+
             const sid = await this.#rotate(client, user, false);
             await this.#signedIn(client, user, { method: 'oidc' });
             return { sid, user, mfaRequired: false };

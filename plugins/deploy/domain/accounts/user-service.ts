@@ -98,6 +98,12 @@ export class DeployUserService {
         return row ? deployUserFromRow(row) : undefined;
     }
 
+    /** The user with this e-mail (stored in lower case), or undefined. */
+    async byEmail(email: string): Promise<DeployUser | undefined> {
+        const row = await this.#knex('dp_users').where({ email }).first();
+        return row ? deployUserFromRow(row) : undefined;
+    }
+
     async require(id: number): Promise<DeployUser> {
         const user = await this.byId(id);
         if (!user) {

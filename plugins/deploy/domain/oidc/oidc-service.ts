@@ -5,7 +5,6 @@ import type { AddressKind } from '../../../../lib/addresses.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { settings } from '../../../../lib/settings.ts';
-import { type DeployUser, deployUsers } from '../accounts/user-service.ts';
 import { allowedProviderKinds, guardedProviderFetch } from './provider-fetch.ts';
 
 const SETTINGS_NAME = 'deploy.oidc';
@@ -175,6 +174,19 @@ function stringClaim(value: unknown): string | undefined {
     return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
+function verifiedEmail(claims: IdentityClaims): string {
+    if (!claims.email) {
+        throw new OidcSignInError('the identity provider sent no e-mail');
+    }
+
+    const email = claims.email.toLowerCase();
+    if (!claims.emailVerified) {
+        throw new OidcSignInError('the e-mail is not verified by the identity provider', email);
+    }
+
+    return email;
+}
+
 /**
  * The deploy manager's own sign-in through an OpenID Connect provider (openid-client): authorization code
  * with PKCE (S256), state and nonce; the ID token's issuer, audience and nonce are checked by the library.
@@ -271,11 +283,14 @@ export class OidcService {
         return { authorizationUrl: authorizationUrl.href, pending };
     }
 
-    /** Completes a sign-in from the callback's query string; throws OidcSignInError when it is refused. */
-    async complete(pendingValue: unknown, callbackQuery: string): Promise<DeployUser> {
+    /**
+     * Completes a sign-in from the callback's query string: the e-mail the identity provider vouches for (verified,
+     * in lower case), whose user the accounts' sign-in looks up; throws OidcSignInError when it is refused.
+     */
+    async complete(pendingValue: unknown, callbackQuery: string): Promise<string> {
         const pending = readPending(pendingValue);
         const config = await this.#configuration();
-        return await this.#matchUser(await this.#identityClaims(config, pending, callbackQuery));
+        return verifiedEmail(await this.#identityClaims(config, pending, callbackQuery));
     }
 
     async #allowedKinds(): Promise<Set<AddressKind>> {
@@ -342,25 +357,6 @@ export class OidcService {
         } catch (error) {
             throw new OidcSignInError(`the identity provider's answer was refused: ${describe(error)}`);
         }
-    }
-
-    async #matchUser(claims: IdentityClaims): Promise<DeployUser> {
-        if (!claims.email) {
-            throw new OidcSignInError('the identity provider sent no e-mail');
-        }
-
-        const email = claims.email.toLowerCase();
-        if (!claims.emailVerified) {
-            throw new OidcSignInError('the e-mail is not verified by the identity provider', email);
-        }
-
-        const row = (await this.#server.app.knex('dp_users').where({ email }).first('id')) as { id: number } | undefined;
-        const user = row ? await deployUsers(this.#server).byId(Number(row.id)) : undefined;
-        if (!user || user.disabled) {
-            throw new OidcSignInError(user ? 'the user is disabled' : 'no user has this e-mail', email);
-        }
-
-        return user;
     }
 }
 
