@@ -28,8 +28,3 @@ export async function loadAddedAdapters(folders: readonly string[]): Promise<voi
     const own = new Set(autoLoginAdapters().names());
     await Promise.all(all.names().flatMap((name) => (own.has(name) ? [] : [all.load(name)])));
 }
-
-/** The adapters of this folder only, without the configuration's folders. */
-const shipped = autoLoginAdapters();
-export const adapterNames = shipped.names;
-export const loadAdapter = shipped.load;
