@@ -13,13 +13,14 @@ import {
 } from '../compose/compose-model.ts';
 import type { Finding } from '../findings/finding.ts';
 import { checkSite, parseSite, sitePlaces } from '../nginx/site-model.ts';
-import { draftFiles } from './app-files.ts';
+import { type AppFile, draftFiles, maskSiteCredentials } from './app-files.ts';
 import { type AppRecord, apps } from './app-service.ts';
 import { checkAvailability } from './availability.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { oidcObjectName } from '../../../sso/oidc.ts';
 import { samlObjectName } from '../../../sso/saml.ts';
 import { appliedMethod } from '../access/identity.ts';
+import { accessForRun } from '../access/run-site.ts';
 import { accessObjectName } from '../engine/access-steps.ts';
 
 type Action = 'create' | 'update' | 'unchanged' | 'obtain' | 'keep' | 'not managed';
@@ -53,13 +54,21 @@ export async function composeCheckOptions(server: Server, app: AppRecord, secret
     };
 }
 
+/** The files with `site` as the nginx site's content; `masked`: credentials in it are masked. */
+function withSite(files: AppFile[], site: string, masked = false): AppFile[] {
+    return files.map((file) => (file.kind === 'nginx' ? { ...file, content: site, masked } : file));
+}
+
 /** What a deploy of the draft would do, what it would write (secrets masked), what lint says; nothing is changed. */
 export async function previewApp(server: Server, app: AppRecord) {
     const service = apps(server);
     const spec = parseCompose(app.draft.compose);
     const secrets = await service.secretsOf(app.name);
-    const written = await draftFiles(server, app, true);
-    const shown = await draftFiles(server, app, false);
+    // The site as the deploy writes it: behind the connected provider's forward auth, with the sign-in method's part.
+    const { site: deployedSite } = await accessForRun(server, app, 'deploy');
+    const written = withSite(await draftFiles(server, app, true), deployedSite);
+    const shownSite = maskSiteCredentials(deployedSite);
+    const shown = withSite(await draftFiles(server, app, false), shownSite, shownSite !== deployedSite);
     const { places, site } = draftSite(server, app);
     const lint: Finding[] = [
         ...(await validateCompose(spec, { secrets, checkHostPorts: false })),
@@ -81,7 +90,7 @@ export async function previewApp(server: Server, app: AppRecord) {
             action: 'create' as Action,
         })),
         volumes: Object.keys(spec.volumes ?? {}).map((volume) => ({ name: `${app.name}_${volume}`, action: 'create' as Action })),
-        site: { path: service.sitePath(app.name), action: fileAction(service.sitePath(app.name), app.draft.nginx) },
+        site: { path: service.sitePath(app.name), action: fileAction(service.sitePath(app.name), deployedSite) },
         certificate: { domain: app.domain, action: (Fs.existsSync(certificateDir) ? 'keep' : 'obtain') as Action },
         dns: { record: app.domain, action: 'not managed' as Action },
         access: await providerObjects(server, app),

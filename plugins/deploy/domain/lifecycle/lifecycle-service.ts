@@ -20,6 +20,7 @@ import { loadMethod, methodNames } from '../../../sso/methods.ts';
 import { fillCommandPlaceholders, fillYamlPlaceholders, openedSecretValues, placeholderValues } from '../../../sso/placeholders.ts';
 import { appAccess } from '../access/access-service.ts';
 import { appliedMethod, methodSettingsOf } from '../access/identity.ts';
+import { accessForRun } from '../access/run-site.ts';
 import { composeWithRecipe } from '../recipes/recipe-compose.ts';
 import { refuseBadRecipe } from '../recipes/recipe-files.ts';
 import { recipes } from '../recipes/recipe-service.ts';
@@ -28,7 +29,7 @@ import { type AccountMethod, checkSamlAcs, type DraftInput, isAccountName, type 
 import type { AppAction, AppRunData, AppRunKind, DeleteOptions, InitCommands } from '../engine/run-context.ts';
 import { DRAFT_IN_JOURNAL, writeJournal } from '../engine/run-journal.ts';
 import type { Finding } from '../findings/finding.ts';
-import { checkSite, parseSite, protectSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
+import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
 
 /** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/lifecycle/). */
@@ -221,46 +222,6 @@ export class LifecycleService {
         }
     }
 
-    /**
-     * The identity provider for the run, and the site with its forward-auth check (and what the app's sign-in method
-     * adds to it) when the app goes behind it.
-     */
-    async #accessFor(app: AppRecord, kind: AppRunKind): Promise<Pick<AppRunData, 'access' | 'signIn'> & { site: string }> {
-        const access = await appAccess(this.#server).forRun(app);
-        const behind = kind !== 'nginx' || (await appAccess(this.#server).isBehindProvider(app.name));
-        if (!access || !behind) {
-            return { site: app.draft.nginx };
-        }
-
-        const places = sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain });
-        const signIn = await this.#signInFor(app);
-        if ((await appliedMethod(this.#server, app)).recipe?.ownDoor) {
-            return { access: { ...access, ownDoor: true }, ...(signIn ? { signIn } : {}), site: app.draft.nginx };
-        }
-
-        const method = signIn ? await loadMethod(signIn.method) : undefined;
-        const addMethod = (spec: SiteSpec) => (method?.site && signIn ? method.site(spec, signIn.settings) : spec);
-        const site = forField('nginx', () => protectSite(app.draft.nginx, access.connection, places, addMethod));
-        return { access: { ...access, openLocations: site.unprotected }, ...(signIn ? { signIn } : {}), site: site.text };
-    }
-
-    /** The app's sign-in method with what it needs, the shared password opened: for the run only. */
-    async #signInFor(app: AppRecord): Promise<AppRunData['signIn']> {
-        const { method } = await appliedMethod(this.#server, app);
-        if (method === '' || !(await loadMethod(method))) {
-            return undefined;
-        }
-
-        const sharedPassword = await apps(this.#server).sharedPasswordOf(app.name);
-        const autologinToken = method === 'autologin' ? await apps(this.#server).autologinTokenOf(app.name) : undefined;
-        const settings = await methodSettingsOf(this.#server, app, {
-            ...(sharedPassword ? { sharedPassword } : {}),
-            ...(autologinToken ? { autologinToken } : {}),
-            clientSecret: true,
-        });
-        return { method, settings };
-    }
-
     /** Sets the app's sign-in method and applies it in a run that rewrites, restarts and checks, rolled back on failure. */
     async changeSignIn(name: string, actor: DeployUser, change: SignInChange): Promise<number> {
         const app = await apps(this.#server).require(name);
@@ -362,7 +323,7 @@ export class LifecycleService {
     async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser, previousDraft?: DraftInput): Promise<number> {
         const ready = await this.#withMethodSecrets(app);
         const values = await apps(this.#server).secretsOf(ready.name);
-        const { site, ...provider } = await this.#accessFor(ready, kind);
+        const { site, ...provider } = await accessForRun(this.#server, ready, kind);
         const { recipe, service, placeholders, compose } = await this.#composeToWrite(ready);
         const files = { compose: compose.text, secrets: renderSecretsFile(values), site };
         // The gateway is known in the run, once the app's network exists.
