@@ -7,6 +7,7 @@
  */
 import Fs from 'node:fs';
 import Path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import type Docker from 'dockerode';
@@ -16,6 +17,7 @@ import { dockerClient } from '../host/docker-client.ts';
 import { engineOf, planFromDisk, RolledBackError, upOptions } from '../engine/app-runs.ts';
 import type { ProjectPlan } from '../engine/compose-plan.ts';
 import type { RunContext } from '../engine/run-context.ts';
+import type { RecipeDump } from '../recipes/recipe-types.ts';
 import { testAndReload } from '../engine/site-steps.ts';
 import { backupFolder, ensureRepository, restic, type ResticRepository } from './restic.ts';
 
@@ -24,6 +26,8 @@ export interface BackupHolds {
     folder: boolean;
     site: boolean;
     volumes: string[];
+    /** The services whose dump it holds (the recipe's `backup.dump`). */
+    dumps: string[];
 }
 
 export interface BackupRunData {
@@ -31,9 +35,12 @@ export interface BackupRunData {
     reason: string;
     /** A restore's snapshot. */
     snapshot?: string;
+    /** The app's recipe's dump, when it says how to take one. */
+    dump?: RecipeDump;
 }
 
 const VOLUME_MOUNT = '/volume';
+const DUMP_TIMEOUT_MS = 30 * 60_000;
 /** Empties a volume before its files are put back, so that what the backup did not hold is gone. */
 const EMPTY_VOLUME = `rm -rf ${VOLUME_MOUNT}/* ${VOLUME_MOUNT}/.[!.]* ${VOLUME_MOUNT}/..?*`;
 
@@ -126,6 +133,7 @@ export async function backupApp(context: RunContext, data: BackupRunData, reason
             Fs.copyFileSync(siteFile, Path.join(staging, 'site', Path.basename(siteFile)));
         }
 
+        const dumps = data.dump ? [await takeDump(context, docker, plan, data.dump, staging)] : [];
         const volumes = await volumesOf(docker, plan);
         if (volumes.length > 0) {
             Fs.mkdirSync(Path.join(staging, 'volumes'), { mode: 0o700 });
@@ -139,7 +147,7 @@ export async function backupApp(context: RunContext, data: BackupRunData, reason
 
         await ensureRepository(data.restic);
         const { snapshot, size } = await backupFolder(data.restic, staging, ['gatehouse', `app:${context.data.app}`, `reason:${reason}`]);
-        const holds: BackupHolds = { folder: true, site, volumes };
+        const holds: BackupHolds = { folder: true, site, volumes, dumps };
         const knex = await context.database();
         const [id] = await knex('dp_backups').insert({
             app_name: context.data.app,
@@ -158,6 +166,113 @@ export async function backupApp(context: RunContext, data: BackupRunData, reason
     } finally {
         Fs.rmSync(staging, { recursive: true, force: true });
     }
+}
+
+function dumpFile(staging: string, service: string): string {
+    return Path.join(staging, 'dumps', `${service}.dump`);
+}
+
+/**
+ * Runs the recipe's dump command in the service's running container (before its volumes are read with the app
+ * paused): its standard output, byte for byte, is the dump; a command that fails fails the backup.
+ */
+async function takeDump(context: RunContext, docker: Docker, plan: ProjectPlan, dump: RecipeDump, staging: string): Promise<string> {
+    const file = dumpFile(staging, dump.service);
+    Fs.mkdirSync(Path.dirname(file), { recursive: true, mode: 0o700 });
+    const output = Fs.createWriteStream(file, { mode: 0o600 });
+    const exitCode = await execWithStreams(docker, containerOf(plan, dump.service), dump, { command: dump.command, stdout: output });
+    if (exitCode !== 0) {
+        throw new Error(`the recipe's dump command in ${dump.service} failed (exit ${exitCode ?? 'unknown'})`);
+    }
+
+    context.log(`Dumped ${dump.service} (${Fs.statSync(file).size} bytes)`);
+    return dump.service;
+}
+
+function containerOf(plan: ProjectPlan, service: string): string {
+    const found = plan.services.find((candidate) => candidate.service === service);
+    if (!found) {
+        throw new Error(`the recipe's backup.dump names the service ${service}, which the compose file does not have`);
+    }
+
+    return found.containerName;
+}
+
+/** `sh -c command` in the container, its standard output (and input) streamed, not through a terminal; answers its exit code. */
+async function execWithStreams(
+    docker: Docker,
+    containerName: string,
+    dump: RecipeDump,
+    streams: { command: string; stdout?: NodeJS.WritableStream; stdin?: NodeJS.ReadableStream },
+): Promise<number | null> {
+    const exec = await docker.getContainer(containerName).exec({
+        Cmd: ['sh', '-c', streams.command],
+        AttachStdout: true,
+        AttachStderr: true,
+        AttachStdin: streams.stdin !== undefined,
+        Tty: false,
+        ...(dump.user ? { User: dump.user } : {}),
+    });
+    const stream = await exec.start({ hijack: true, stdin: streams.stdin !== undefined });
+    const discard = new PassThrough().resume();
+    docker.modem.demuxStream(stream, streams.stdout ?? discard, discard);
+    const ended = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+            stream.destroy();
+            reject(new Error(`the command did not end within ${DUMP_TIMEOUT_MS / 60_000} minutes`));
+        }, DUMP_TIMEOUT_MS);
+        stream.once('end', () => {
+            clearTimeout(timer);
+            resolve();
+        });
+        stream.once('error', (error: Error) => {
+            clearTimeout(timer);
+            reject(error);
+        });
+    });
+    if (streams.stdin) {
+        await pipeline(streams.stdin, stream, { end: false });
+        // Half-closed: the command reads the end of its input, and its output still comes back.
+        (stream as unknown as { end(): void }).end();
+    }
+
+    await ended;
+    if (streams.stdout) {
+        await new Promise<void>((resolve) => streams.stdout?.end(resolve));
+    }
+
+    return (await exec.inspect()).ExitCode ?? null;
+}
+
+/** Feeds the backup's dump to the recipe's restore command, once the app runs again. */
+async function restoreDump(context: RunContext, docker: Docker, dump: RecipeDump | undefined, staging: string): Promise<void> {
+    if (!dump) {
+        return;
+    }
+
+    const file = dumpFile(staging, dump.service);
+    if (!Fs.existsSync(file)) {
+        return;
+    }
+
+    if (!dump.restore) {
+        context.log(
+            `The backup holds a dump of ${dump.service}, and the recipe gives no command to restore it from: its volumes were restored`,
+            'warning',
+        );
+        return;
+    }
+
+    const plan = planFromDisk(context);
+    const exitCode = await execWithStreams(docker, containerOf(plan, dump.service), dump, {
+        command: dump.restore,
+        stdin: Fs.createReadStream(file),
+    });
+    if (exitCode !== 0) {
+        throw new Error(`the recipe's restore command in ${dump.service} failed (exit ${exitCode ?? 'unknown'})`);
+    }
+
+    context.log(`Restored the dump of ${dump.service}`);
 }
 
 async function readVolume(docker: Docker, plan: ProjectPlan, volume: string, file: string): Promise<void> {
@@ -195,8 +310,11 @@ async function writeVolume(context: RunContext, docker: Docker, plan: ProjectPla
     }
 }
 
-/** Puts the snapshot's folder, site and volumes in place of the app's; the app must be stopped. */
-async function putSnapshotBack(context: RunContext, data: BackupRunData, snapshot: string): Promise<void> {
+/**
+ * Puts the snapshot's folder, site and volumes in place of the app's (which must be stopped), starts the app, then
+ * feeds it the snapshot's dump when the recipe says how.
+ */
+async function putBackAndStart(context: RunContext, data: BackupRunData, snapshot: string): Promise<void> {
     const docker = dockerClient();
     const staging = stagingDir(context, 'restore');
     try {
@@ -230,6 +348,10 @@ async function putSnapshotBack(context: RunContext, data: BackupRunData, snapsho
             await writeVolume(context, docker, plan, volume, Path.join(volumesDir, archive));
             context.log(`Put back volume ${volume}`);
         }
+
+        context.step = 'start';
+        await engineOf(context).start(planFromDisk(context), upOptions(context));
+        await restoreDump(context, docker, data.dump, staging);
     } finally {
         Fs.rmSync(staging, { recursive: true, force: true });
     }
@@ -240,8 +362,8 @@ export async function backupRun(context: RunContext, data: BackupRunData): Promi
 }
 
 /**
- * Stops the app, keeps what is there as a backup ("before restore"), puts the snapshot back and starts the app. A
- * failure after the stop puts the kept backup back and starts the app again, and the run fails with the cause.
+ * Keeps what is there as a backup ("before restore"), stops the app, puts the snapshot back and starts the app. A
+ * failure after the stop puts the kept backup back and starts the app again, and the run ends rolled back.
  */
 export async function restoreRun(context: RunContext, data: BackupRunData): Promise<void> {
     const snapshot = data.snapshot;
@@ -249,21 +371,19 @@ export async function restoreRun(context: RunContext, data: BackupRunData): Prom
         throw new Error('a restore needs the snapshot to put back');
     }
 
-    const engine = engineOf(context);
-    context.step = 'stop';
-    await engine.stop(planFromDisk(context));
+    // Taken while the app runs, as any backup is: a dump needs its container running.
     const { snapshot: kept } = await backupApp(context, data, 'before restore');
+    context.step = 'stop';
+    await engineOf(context).stop(planFromDisk(context));
     try {
-        await putSnapshotBack(context, data, snapshot);
-        context.step = 'start';
-        await engine.start(planFromDisk(context), upOptions(context));
+        await putBackAndStart(context, data, snapshot);
         context.log('Restored and started');
     } catch (error) {
         context.log(`Failed: ${(error as Error).message}`, 'error');
         context.step = 'rollback';
         try {
-            await putSnapshotBack(context, data, kept);
-            await engine.start(planFromDisk(context), upOptions(context));
+            await engineOf(context).stop(planFromDisk(context));
+            await putBackAndStart(context, data, kept);
         } catch (undo) {
             throw new Error(`${(error as Error).message}; the rollback could not put back what was there: ${(undo as Error).message}`);
         }

@@ -14,7 +14,8 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/e
 import { defineService } from '../../../../lib/services.ts';
 import { audit } from '../accounts/audit-service.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
-import { apps } from '../apps/app-service.ts';
+import { type AppRecord, apps } from '../apps/app-service.ts';
+import { recipes } from '../recipes/recipe-service.ts';
 import { runs } from '../runs/run-service.ts';
 import type { BackupHolds, BackupRunData } from './backup-runs.ts';
 import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from './restic.ts';
@@ -108,7 +109,7 @@ export class BackupService {
     async start(name: string, actor: DeployUser): Promise<number> {
         const app = await apps(this.#server).require(name);
         this.#refuseUndeployed(app.name, app.state);
-        return await this.#run(app.name, app.domain, 'backup', actor, { reason: 'manual' }, async () => undefined);
+        return await this.#run(app, 'backup', actor, { reason: 'manual' }, async () => undefined);
     }
 
     /** Starts a run that puts the backup back in place of the app's folder, site and volumes; answers its id. */
@@ -116,18 +117,11 @@ export class BackupService {
         const app = await apps(this.#server).require(name);
         this.#refuseUndeployed(app.name, app.state);
         const backup = await this.#row(app.name, id);
-        return await this.#run(
-            app.name,
-            app.domain,
-            'restore',
-            actor,
-            { reason: 'restore', snapshot: String(backup.snapshot) },
-            async (state) => {
-                // A restore that was rolled back started the app again as it was; one that failed left it as it could.
-                const after = state === 'succeeded' || state === 'rolled back' ? 'running' : 'failed';
-                await this.#server.app.knex('dp_apps').where({ name: app.name }).update({ state: after });
-            },
-        );
+        return await this.#run(app, 'restore', actor, { reason: 'restore', snapshot: String(backup.snapshot) }, async (state) => {
+            // A restore that was rolled back started the app again as it was; one that failed left it as it could.
+            const after = state === 'succeeded' || state === 'rolled back' ? 'running' : 'failed';
+            await this.#server.app.knex('dp_apps').where({ name: app.name }).update({ state: after });
+        });
     }
 
     /** Forgets the backup's snapshot and prunes what no other snapshot uses. */
@@ -168,16 +162,17 @@ export class BackupService {
         return row;
     }
 
+    /** A backup or restore run of the app, with the repository opened and the app's recipe's dump, if it has one. */
     async #run(
-        app: string,
-        domain: string,
+        app: AppRecord,
         kind: 'backup' | 'restore',
         actor: DeployUser,
         extra: Pick<BackupRunData, 'reason' | 'snapshot'>,
         onEnd: (state: string) => Promise<void>,
     ): Promise<number> {
-        const data = { domain, backupKind: kind, restic: await this.repository(), ...extra };
-        return await runs(this.#server).start({ app, kind, actor, script: BACKUP_SCRIPT, data, onEnd });
+        const dump = (await recipes(this.#server).forApp(app))?.backup?.dump;
+        const data = { domain: app.domain, backupKind: kind, restic: await this.repository(), ...(dump ? { dump } : {}), ...extra };
+        return await runs(this.#server).start({ app: app.name, kind, actor, script: BACKUP_SCRIPT, data, onEnd });
     }
 }
 

@@ -38,6 +38,7 @@ const FIELD_ORDER: Array<keyof RecipeFields> = [
     'sources',
     'service',
     'compose',
+    'backup',
 ];
 
 export interface SavedRecipeInput {

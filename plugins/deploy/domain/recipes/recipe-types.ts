@@ -44,6 +44,16 @@ export interface RecipeFields {
     tag?: string;
     /** The catalog's category. */
     category?: string;
+    /** What a backup of the app holds besides its folder and volumes: a dump taken by a command in a container. */
+    backup?: { dump?: RecipeDump };
+}
+
+/** A dump with the database's own consistency: `command`'s standard output; `restore` reads it on its standard input. */
+export interface RecipeDump {
+    service: string;
+    command: string;
+    restore?: string;
+    user?: string;
 }
 
 export interface Recipe extends RecipeFields {

@@ -6,6 +6,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
+import { temporaryDirectory } from '../../../../helpers/server.ts';
 import { backupsOf, backupTestServer, deployWithVolume, inApp, resticFor } from '../../../../support/backup-app.ts';
 import { buildWebImage, docker, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
@@ -26,11 +27,27 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
     let image: string;
     const apps: string[] = [];
     const logged: string[] = [];
+    let recipesDir: string;
 
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
         image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/backup-web:${SUFFIX}`, '<h1>backed up</h1>\n', true);
-        server = await backupTestServer(services, { BACKUP_PASSWORD: PASSWORD });
+        // The image's recipe says how a backup dumps the app's data, and how a restore feeds it back.
+        recipesDir = temporaryDirectory('gatehouse-backup-recipes-');
+        const recipe = [
+            `image: ${image.slice(0, image.lastIndexOf(':'))}`,
+            'title: Backed-up web',
+            'method: none',
+            'level: documented',
+            'sources: [https://example.org/backup-web]',
+            'backup:',
+            '  dump:',
+            '    service: web',
+            '    command: cat /data/notes/note.txt || echo no note',
+            '    restore: cat > /data/from-dump.txt',
+        ];
+        Fs.writeFileSync(Path.join(recipesDir, `backup-web-${SUFFIX}.yaml`), `${recipe.join('\n')}\n`);
+        server = await backupTestServer(services, { BACKUP_PASSWORD: PASSWORD, RECIPES_DIRS: recipesDir });
         server.context.server.events.on('log', (event) => logged.push(`${event.tags.join(',')} ${JSON.stringify(event.data)}`));
         server.context.server.events.on('request', (_request, event) =>
             logged.push(`${event.tags.join(',')} ${JSON.stringify(event.data)}`),
@@ -41,6 +58,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         await removeProjects(apps, [image]);
         await server?.context.cleanup();
         services?.stop();
+        Fs.rmSync(recipesDir, { recursive: true, force: true });
     });
 
     const listOf = (name: string, browser = server.admin) => backupsOf(browser, name);
@@ -59,7 +77,8 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         expect(backedUp.text).to.contain('Paused 1 container(s)');
         const [backup] = await listOf(app);
         expect(backup?.reason).to.equal('manual');
-        expect(backup?.holds).to.equal({ folder: true, site: true, volumes: [`${app}_data`] });
+        expect(backup?.holds).to.equal({ folder: true, site: true, volumes: [`${app}_data`], dumps: ['web'] });
+        expect(backedUp.text).to.contain('Dumped web');
         expect(backup?.size ?? 0).to.be.above(0);
         expect(Date.parse(backup?.time ?? '')).to.be.above(Date.now() - 600_000);
 
@@ -72,7 +91,9 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         expect(restored.state, restored.text).to.equal('succeeded');
         expect(inApp(app, 'cat /data/notes/note.txt')).to.equal(written);
         expect(inApp(app, 'cat /data/.hidden')).to.equal('1');
-        expect(inApp(app, 'ls /data')).to.equal('notes');
+        // The volume holds what it held, and the dump was fed to the recipe's restore command once the app ran.
+        expect(inApp(app, 'ls /data')).to.equal('from-dump.txt\nnotes');
+        expect(inApp(app, 'cat /data/from-dump.txt')).to.equal(written);
         expect(Fs.readFileSync(Path.join(appDir, 'secrets.env'), 'utf8')).to.contain(`token-${SUFFIX}`);
         expect(docker('inspect', '-f', '{{.State.Running}}', `${app}-web-1`).trim()).to.equal('true');
 
