@@ -243,6 +243,17 @@ describe('nginx site model: render and parse', () => {
         }
     });
 
+    it("refuses a model whose identity-provider kind has no file, and a location on the outpost's path", () => {
+        const model = MODELS['an open location beside a guarded one'] as SiteSpec;
+        const unknown = { ...model, forwardAuth: { kind: 'nosuchkind', outpostUrl: 'http://127.0.0.1:9000' } };
+        expect(refusal(unknown)).to.startWith('forwardAuth.kind: ');
+        const onOutpost = {
+            ...model,
+            locations: [...model.locations, { path: '/outpost.goauthentik.io/x', proxyPass: 'http://127.0.0.1:3000' }],
+        };
+        expect(refusal(onOutpost)).to.equal('locations[2].path: /outpost.goauthentik.io is served by the site itself');
+    });
+
     it('serves the ACS as an exact-match location, read back as one', () => {
         const model = MODELS['a SAML app: the ACS alone open, a service path, the username from the proxy'] as SiteSpec;
         const text = renderSite(model);
