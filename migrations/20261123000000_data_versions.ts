@@ -19,25 +19,36 @@ function createTrigger(knex: Knex, table: string, event: string): Knex.Raw {
     return knex.raw(knex.client.config.client === 'better-sqlite3' ? `${head} BEGIN ${bump}; END` : `${head} ${bump}`);
 }
 
-export async function up(knex: Knex): Promise<void> {
-    await knex.schema.createTable('data_versions', (table) => {
-        table.string('name', 64).primary();
-        table.bigInteger('version').notNullable().defaultTo(0);
-    });
-    await knex('data_versions').insert(WATCHED_TABLES.map((name) => ({ name, version: 0 })));
-    for (const table of WATCHED_TABLES) {
+/** Gives each table its counter and the triggers that bump it; later migrations watch more tables with it. */
+export async function watchTables(knex: Knex, tables: readonly string[]): Promise<void> {
+    await knex('data_versions').insert(tables.map((name) => ({ name, version: 0 })));
+    for (const table of tables) {
         for (const event of EVENTS) {
             await createTrigger(knex, table, event);
         }
     }
 }
 
-export async function down(knex: Knex): Promise<void> {
-    for (const table of WATCHED_TABLES) {
+/** Drops the tables' triggers and counters. */
+export async function unwatchTables(knex: Knex, tables: readonly string[]): Promise<void> {
+    for (const table of tables) {
         for (const event of EVENTS) {
             await knex.raw(`DROP TRIGGER IF EXISTS ${triggerName(table, event)}`);
         }
     }
 
+    await knex('data_versions').whereIn('name', tables).delete();
+}
+
+export async function up(knex: Knex): Promise<void> {
+    await knex.schema.createTable('data_versions', (table) => {
+        table.string('name', 64).primary();
+        table.bigInteger('version').notNullable().defaultTo(0);
+    });
+    await watchTables(knex, WATCHED_TABLES);
+}
+
+export async function down(knex: Knex): Promise<void> {
+    await unwatchTables(knex, WATCHED_TABLES);
     await knex.schema.dropTable('data_versions');
 }

@@ -5,6 +5,7 @@ import type { Plugin, Request, RouteOptions, Server } from '@hapi/hapi';
 
 import { clientAddress } from '../../lib/client-address.ts';
 import { errorShapeFor } from '../../lib/errors.ts';
+import type { VersionSnapshot } from '../../lib/read-cache.ts';
 import type { SignInClient } from './domain/accounts/sign-in-service.ts';
 import { sessions } from './domain/accounts/session-service.ts';
 import type { DeployRole, DeployUser } from './domain/accounts/user-service.ts';
@@ -19,6 +20,8 @@ export interface DeployCredentials {
     sessionId: number;
     mfaPending: boolean;
     role: DeployRole;
+    /** The write counters the session look-up checked, for the request's later cached reads. */
+    asOf?: VersionSnapshot;
     [key: string]: unknown;
 }
 
@@ -60,6 +63,11 @@ export function requireDeployCredentials(request: Request): DeployCredentials {
     }
 
     return credentials;
+}
+
+/** The write counters the request's session look-up checked: its later cached reads reuse them. */
+export function requestSnapshot(request: Request): VersionSnapshot | undefined {
+    return deployCredentials(request)?.asOf;
 }
 
 /** Editors and administrators see secret values; viewers see them masked. */
@@ -108,6 +116,7 @@ export const deploySecurityPlugin: Plugin<undefined> = {
                     sessionId: found.session.id,
                     mfaPending: found.session.mfaPending,
                     role: found.user.role,
+                    asOf: found.asOf,
                 };
                 return { isValid: true, credentials };
             },

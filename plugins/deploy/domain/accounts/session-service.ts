@@ -5,6 +5,7 @@ import type { Server } from '@hapi/hapi';
 import { sha256Hex } from '../../../../lib/crypto.ts';
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { NotFoundError } from '../../../../lib/errors.ts';
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../../lib/read-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { type DeployUser, deployUserFromRow } from './user-service.ts';
 
@@ -24,6 +25,20 @@ export interface SessionSummary {
     current: boolean;
 }
 
+/** A session row as the look-up read it; expiry and the last-seen step are checked on every request. */
+interface SessionRow {
+    session: DeploySession;
+    user: DeployUser;
+    lastSeenAt: number;
+}
+
+/** A live session and its user, with the write counters the look-up checked: the request's view of the database. */
+export interface FoundSession {
+    session: DeploySession;
+    user: DeployUser;
+    asOf?: VersionSnapshot;
+}
+
 /** Last seen is written at most this often, not on every request. */
 const LAST_SEEN_STEP_MS = 60_000;
 
@@ -33,9 +48,12 @@ const LAST_SEEN_STEP_MS = 60_000;
  */
 export class SessionService {
     readonly #server: Server;
+    // Every signed-in request looks its session up: kept until a session or a user is written.
+    readonly #byHash: ReadCache<SessionRow | undefined>;
 
     constructor(server: Server) {
         this.#server = server;
+        this.#byHash = readCache(server, ['dp_sessions', 'dp_users']);
     }
 
     get #lifetimeMs(): number {
@@ -57,12 +75,32 @@ export class SessionService {
         return sessionId;
     }
 
-    /** The live session and its user, in one query (it runs on every signed-in request); expired sessions and disabled users find nothing. */
-    async find(sessionId: string): Promise<{ session: DeploySession; user: DeployUser } | undefined> {
+    /**
+     * The live session and its user (it runs on every signed-in request): one query, then answered from memory while
+     * no session or user is written; expired sessions and disabled users find nothing.
+     */
+    async find(sessionId: string): Promise<FoundSession | undefined> {
+        const hash = sha256Hex(sessionId);
+        const asOf = await this.#byHash.snapshot();
+        const found = await this.#byHash.get(hash, async () => await this.#lookUp(hash), asOf);
+        if (!found || found.session.expiresAt <= now() || found.user.disabled) {
+            return undefined;
+        }
+
+        if (now() - found.lastSeenAt >= LAST_SEEN_STEP_MS) {
+            await this.#server.app.knex('dp_sessions').where({ id: found.session.id }).update({ last_seen_at: now() });
+            // The write is this process's: the snapshot taken before it is not reused.
+            return { session: found.session, user: found.user };
+        }
+
+        return { session: found.session, user: found.user, asOf };
+    }
+
+    async #lookUp(hash: string): Promise<SessionRow | undefined> {
         const row = await this.#server.app
             .knex('dp_sessions')
             .join('dp_users', 'dp_users.id', 'dp_sessions.user_id')
-            .where({ 'dp_sessions.id_hash': sha256Hex(sessionId) })
+            .where({ 'dp_sessions.id_hash': hash })
             .first(
                 'dp_users.*',
                 'dp_sessions.id as session_id',
@@ -70,19 +108,11 @@ export class SessionService {
                 'dp_sessions.expires_at',
                 'dp_sessions.last_seen_at',
             );
-        if (!row || Number(row.expires_at) <= now()) {
+        if (!row) {
             return undefined;
         }
 
         const user = deployUserFromRow(row);
-        if (user.disabled) {
-            return undefined;
-        }
-
-        if (now() - Number(row.last_seen_at) >= LAST_SEEN_STEP_MS) {
-            await this.#server.app.knex('dp_sessions').where({ id: row.session_id }).update({ last_seen_at: now() });
-        }
-
         return {
             session: {
                 id: Number(row.session_id),
@@ -91,6 +121,7 @@ export class SessionService {
                 expiresAt: Number(row.expires_at),
             },
             user,
+            lastSeenAt: Number(row.last_seen_at),
         };
     }
 

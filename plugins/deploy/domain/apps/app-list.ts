@@ -5,6 +5,8 @@
 import type { Server } from '@hapi/hapi';
 
 import type { Page, Paging } from '../../../../lib/paging.ts';
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../../lib/read-cache.ts';
+import { defineService } from '../../../../lib/services.ts';
 import { type AccessMode, appAccess } from '../access/access-service.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import { runs, type RunSummary } from '../runs/run-service.ts';
@@ -40,7 +42,22 @@ async function methodsOf(server: Server, rows: AppListRow[]): Promise<Map<string
     return new Map(rows.map((row, index) => [row.name, methods[index] ?? '']));
 }
 
-export async function appSummaries(server: Server, filters: AppFilters, paging: Paging): Promise<Page<AppSummary>> {
+/**
+ * Pages of summaries, the same for every signed-in person, kept until a table they are read from is written: the
+ * apps, their runs and recorded objects at the provider (access mode), the settings (the provider's connection) and
+ * the saved recipes (the method).
+ */
+const summaryPages = defineService<ReadCache<Page<AppSummary>>>('appSummaryPages', (owner) =>
+    readCache(owner, ['dp_apps', 'dp_runs', 'dp_app_resources', 'instance_settings', 'dp_recipes']),
+);
+
+/** `asOf`: the request's snapshot of the write counters (its session look-up's). */
+export async function appSummaries(server: Server, filters: AppFilters, paging: Paging, asOf?: VersionSnapshot): Promise<Page<AppSummary>> {
+    const key = JSON.stringify([filters.q ?? null, filters.state ?? null, paging.limit, paging.offset]);
+    return await summaryPages(server).get(key, async () => await loadSummaries(server, filters, paging), asOf);
+}
+
+async function loadSummaries(server: Server, filters: AppFilters, paging: Paging): Promise<Page<AppSummary>> {
     const page = await apps(server).listPage(filters, paging);
     const names = page.items.map((row) => row.name);
     const [methods, modes, lastRuns] = await Promise.all([

@@ -1,26 +1,42 @@
 import type { Server } from '@hapi/hapi';
 
+import { readCache, type ReadCache, type VersionSnapshot } from '../../../../lib/read-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { settings } from '../../../../lib/settings.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { deployUsers } from '../accounts/user-service.ts';
 import { apps } from '../apps/app-service.ts';
-import { runs } from '../runs/run-service.ts';
+import { runs, type RunSummary } from '../runs/run-service.ts';
 import { hostToolVersions } from './host-tools.ts';
 import { acmeIntegration, dnsIntegration, dockerEngineIntegration, nginxIntegration, registryIntegration } from './integrations.ts';
 
 const RECENT_RUNS = 10;
 
+export interface Dashboard {
+    apps: { total: number; byState: Record<string, number> };
+    users: { total: number; disabled: number };
+    recentRuns: RunSummary[];
+    runsInProgress: number;
+}
+
 /** The first page a signed-in person sees, and what the host offers the deploy manager. */
 export class OverviewService {
     readonly #server: Server;
+    // The same for every signed-in person, asked for on every page of the web UI: kept until an app, user or run is written.
+    readonly #dashboard: ReadCache<Dashboard>;
 
     constructor(server: Server) {
         this.#server = server;
+        this.#dashboard = readCache(server, ['dp_apps', 'dp_users', 'dp_runs']);
+    }
+
+    /** `asOf`: the request's snapshot of the write counters (its session look-up's). */
+    async dashboard(asOf?: VersionSnapshot): Promise<Dashboard> {
+        return await this.#dashboard.get('dashboard', async () => await this.#countAll(), asOf);
     }
 
     /** Counts and the recent runs' summaries, each from one query: no app or user is read whole. */
-    async dashboard() {
+    async #countAll(): Promise<Dashboard> {
         const [byState, users, recentRuns, inProgress] = await Promise.all([
             apps(this.#server).countByState(),
             deployUsers(this.#server).counts(),

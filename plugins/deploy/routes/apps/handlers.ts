@@ -2,15 +2,15 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { appAccess } from '../../domain/access/access-service.ts';
-import { describeIdentity } from '../../domain/access/identity.ts';
 import { audit } from '../../domain/accounts/audit-service.ts';
 import { filesOnDisk } from '../../domain/apps/app-files.ts';
 import { appSummaries } from '../../domain/apps/app-list.ts';
+import { appView } from '../../domain/apps/app-view.ts';
 import { type AppFilters, apps, identityOf, type NewApp } from '../../domain/apps/app-service.ts';
 import { checkAvailability } from '../../domain/apps/availability.ts';
 import type { DraftInput } from '../../domain/apps/draft-shape.ts';
 import { previewApp as preview } from '../../domain/apps/preview.ts';
-import { clientAddress, mayReadSecrets, requireDeployCredentials } from '../../security.ts';
+import { clientAddress, mayReadSecrets, requestSnapshot, requireDeployCredentials } from '../../security.ts';
 
 function appName(request: Request): string {
     return request.params.name as string;
@@ -34,21 +34,14 @@ export const createApp: Lifecycle.Method = async (request, h) => {
 
 export const listApps: Lifecycle.Method = async (request, h) => {
     const paging = parsePaging(request.query);
-    const { items, total } = await appSummaries(request.server, request.query as AppFilters, paging);
+    const { q, state } = request.query as AppFilters;
+    const { items, total } = await appSummaries(request.server, { q, state }, paging, requestSnapshot(request));
     return setPagingHeaders(request, h.response({ apps: items, total }), request.server.app.config.publicUrl, { total, paging });
 };
 
-export const getApp: Lifecycle.Method = async (request) => {
-    const service = apps(request.server);
-    const app = await service.require(appName(request));
-    return {
-        app: {
-            ...(await service.toApi(app, mayReadSecrets(request))),
-            identity: await describeIdentity(request.server, app, mayReadSecrets(request)),
-            access: await appAccess(request.server).describe(app),
-        },
-    };
-};
+export const getApp: Lifecycle.Method = async (request) => ({
+    app: await appView(request.server, appName(request), mayReadSecrets(request), requestSnapshot(request)),
+});
 
 export const saveDraft: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
