@@ -7,13 +7,17 @@ import { pathToFileURL } from 'node:url';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
+import { validateSiteText } from '../../../plugins/deploy/domain/nginx/site-model.ts';
 import { ROOT_DIR } from '../../../server.ts';
 import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
 import { temporaryDirectory } from '../../helpers/server.ts';
+import { ensureNginx } from '../../support/nginx.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
+const nginx = ensureNginx();
+const needsNginx = { skip: nginx === undefined };
 
 /**
  * A whole identity-provider kind in one file, as a newcomer would write one: it connects to a provider that answers
@@ -140,13 +144,25 @@ describe('an identity-provider kind dropped into a folder of IDP_KINDS_DIRS is o
         Fs.rmSync(folder, { recursive: true, force: true });
     });
 
-    it('is connected through the API, a deploy would write its forward auth into the site, and with its file gone it is a 422', async () => {
+    const connect = async () => await server.admin.put('/api/admin/idp', { kind: 'standin', url: provider.url, token: 'stand-in-token' });
+
+    /** A new app (with the header method), and the nginx site its deploy's preview shows. */
+    const previewedSite = async (name: string) => {
+        const editor = await server.signInAs('editor');
+        expect((await editor.post('/api/apps', { name, image: 'nginx' })).status).to.equal(201);
+        expect((await editor.put(`/api/apps/${name}/draft`, { account: 'header' })).status).to.equal(200);
+        const preview = await editor.post(`/api/apps/${name}/preview`);
+        expect(preview.status, preview.text).to.equal(200);
+        return { editor, site: (preview.body as Preview).files.find((file) => file.kind === 'nginx')?.content ?? '' };
+    };
+
+    it('is connected through the API, and a deploy would write its forward auth into the site', async () => {
         const admin = server.admin;
         const unknown = await admin.put('/api/admin/idp', { kind: 'nosuchkind', url: provider.url, token: 'stand-in-token' });
         expect(unknown.status, unknown.text).to.equal(422);
         expect(unknown.body).to.equal({ error: 'kind must be one of [authentik, standin]' });
 
-        const connected = await admin.put('/api/admin/idp', { kind: 'standin', url: provider.url, token: 'stand-in-token' });
+        const connected = await connect();
         expect(connected.status, connected.text).to.equal(200);
         expect(connected.body).to.include({ connected: true, kind: 'standin', version: '1.0' });
         const shown = (await admin.get('/api/admin/idp')).body as {
@@ -158,12 +174,7 @@ describe('an identity-provider kind dropped into a folder of IDP_KINDS_DIRS is o
         expect(shown.outpost.name).to.equal('main outpost');
         expect(shown.health).to.include({ status: 'ok', message: `Stand-in 1.0 at ${provider.url} answers` });
 
-        const editor = await server.signInAs('editor');
-        expect((await editor.post('/api/apps', { name: 'notes', image: 'nginx' })).status).to.equal(201);
-        expect((await editor.put('/api/apps/notes/draft', { account: 'header' })).status).to.equal(200);
-        const preview = await editor.post('/api/apps/notes/preview');
-        expect(preview.status, preview.text).to.equal(200);
-        const site = (preview.body as Preview).files.find((file) => file.kind === 'nginx')?.content ?? '';
+        const { editor, site } = await previewedSite('notes');
         expect(site).to.contain(`location /_standin {\n        proxy_pass ${provider.url}/_standin;`);
         expect(site).to.contain('location @standin_sign_in {');
         expect(site).to.contain('return 302 /_standin/login?rd=$scheme://$http_host$request_uri;');
@@ -194,17 +205,30 @@ describe('an identity-provider kind dropped into a folder of IDP_KINDS_DIRS is o
                 'X-idp-name': 'X-Standin-Name',
             },
         });
+    });
 
-        // Its file gone, the saved connection names a kind there is not: the health says so, and asking the provider is a 422.
-        Fs.rmSync(Path.join(folder, 'standin.ts'));
-        const orphan = (await admin.get('/api/admin/idp')).body as { kind: string; health: { status: string; message: string } };
-        expect(orphan.kind).to.equal('standin');
-        expect(orphan.health).to.include({
-            status: 'rejected',
-            message: 'kind: there is no identity-provider kind standin; there are: authentik',
-        });
-        const users = await editor.get('/api/idp/users?q=a');
-        expect(users.status, users.text).to.equal(422);
-        expect(users.body).to.equal({ error: 'kind: there is no identity-provider kind standin; there are: authentik' });
+    it("writes a site that nginx accepts with the kind's lines", needsNginx, async () => {
+        expect((await connect()).status).to.equal(200);
+        const { site } = await previewedSite('pages');
+        expect(site).to.contain('auth_request /_standin/check;');
+        expect(await validateSiteText(site, { nginxBin: nginx })).to.equal({ ok: true, errors: [], warnings: [] });
+    });
+
+    it('with its file gone, the saved connection names a kind there is not: its health says so, and asking the provider is a 422', async () => {
+        expect((await connect()).status).to.equal(200);
+        const editor = await server.signInAs('editor');
+        const file = Path.join(folder, 'standin.ts');
+        Fs.rmSync(file);
+        try {
+            const gone = 'kind: there is no identity-provider kind standin; there are: authentik';
+            const orphan = (await server.admin.get('/api/admin/idp')).body as { kind: string; health: { status: string; message: string } };
+            expect(orphan.kind).to.equal('standin');
+            expect(orphan.health).to.include({ status: 'rejected', message: gone });
+            const users = await editor.get('/api/idp/users?q=a');
+            expect(users.status, users.text).to.equal(422);
+            expect(users.body).to.equal({ error: gone });
+        } finally {
+            Fs.writeFileSync(file, STAND_IN_KIND);
+        }
     });
 });
