@@ -17,6 +17,7 @@ import { modelFromJson } from '../compose/compose-read.ts';
 import type { ComposeSpec } from '../compose/compose-types.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
+import type { MethodNeed } from '../../../sso/method-types.ts';
 import { fillCommandPlaceholders, fillYamlPlaceholders, openedSecretValues, placeholderValues } from '../../../sso/placeholders.ts';
 import { appAccess } from '../access/access-service.ts';
 import { appliedMethod, methodSettingsOf } from '../access/identity.ts';
@@ -89,6 +90,14 @@ function pick<T>(mode: 'model' | 'text', spec: T | undefined, text: string | und
 
     return mode === 'model' ? { spec } : { text };
 }
+
+/** What a sign-in method may need, in the words the pages show (the field names stay first, for API clients). */
+const NEED_WORDS: Record<MethodNeed, string> = {
+    adminUser: "the app's admin account",
+    samlAcs: "the app's SAML ACS path",
+    sharedUser: 'the shared account',
+    sharedPassword: "the shared account's password",
+};
 
 export class LifecycleService {
     readonly #server: Server;
@@ -273,7 +282,8 @@ export class LifecycleService {
         const needs = [...new Set([...method.needs, ...(recipeForMethod ? recipeNeeds(recipeForMethod) : [])])];
         const missing = needs.filter((need) => !known[need]);
         if (missing.length > 0) {
-            throw new ValidationError(`${missing.join(', ')}: the ${methodName} method needs ${missing.length > 1 ? 'them' : 'it'}`);
+            const named = missing.map((need) => NEED_WORDS[need]).join(' and ');
+            throw new ValidationError(`${missing.join(', ')}: ${method.title} needs ${named}`);
         }
 
         if (needs.includes('samlAcs')) {

@@ -132,6 +132,8 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
         const missing = await admin.post(`/api/apps/${APP}/sso`, { account: 'basic', sharedUser: 'shared' });
         expect(missing.status).to.equal(422);
         expect(missing.text).to.contain('sharedPassword');
+        // Said in words after the field, which the pages leave out: the method's title, not its id.
+        expect(missing.text).to.contain("HTTP Basic with one shared account needs the shared account's password");
         const recipe = await admin.post(`/api/apps/${APP}/sso`, {});
         expect(recipe.status).to.equal(422);
         expect((await admin.post(`/api/apps/${APP}/sso`, { account: 'magic' })).status).to.equal(422);
