@@ -44,8 +44,12 @@ const DUMP_TIMEOUT_MS = 30 * 60_000;
 /** Empties a volume before its files are put back, so that what the backup did not hold is gone. */
 const EMPTY_VOLUME = `rm -rf ${VOLUME_MOUNT}/* ${VOLUME_MOUNT}/.[!.]* ${VOLUME_MOUNT}/..?*`;
 
+function stagingRoot(context: RunContext): string {
+    return Path.join(context.config.dataDir, 'backup-staging');
+}
+
 function stagingDir(context: RunContext, purpose: string): string {
-    const dir = Path.join(context.config.dataDir, 'backup-staging', `${context.data.runId}-${purpose}`);
+    const dir = Path.join(stagingRoot(context), `${context.data.runId}-${purpose}`);
     Fs.rmSync(dir, { recursive: true, force: true });
     Fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     return dir;
@@ -357,7 +361,29 @@ async function putBackAndStart(context: RunContext, data: BackupRunData, snapsho
     }
 }
 
+/**
+ * Removes what runs that are no longer running left in the staging folder (a copy of an app's secrets and data): a
+ * run whose server was killed could not remove its own.
+ */
+async function clearLeftovers(context: RunContext): Promise<void> {
+    const root = stagingRoot(context);
+    if (!Fs.existsSync(root)) {
+        return;
+    }
+
+    const knex = await context.database();
+    const running = new Set((await knex('dp_runs').where({ state: 'running' }).select('id')).map((row: { id: number }) => Number(row.id)));
+    for (const entry of Fs.readdirSync(root)) {
+        const runId = Number.parseInt(entry, 10);
+        if (!running.has(runId)) {
+            Fs.rmSync(Path.join(root, entry), { recursive: true, force: true });
+            context.log(`Removed ${entry}, left in the staging folder by a run that ended without removing it`, 'warning');
+        }
+    }
+}
+
 export async function backupRun(context: RunContext, data: BackupRunData): Promise<void> {
+    await clearLeftovers(context);
     await backupApp(context, data, data.reason);
 }
 
@@ -371,6 +397,7 @@ export async function restoreRun(context: RunContext, data: BackupRunData): Prom
         throw new Error('a restore needs the snapshot to put back');
     }
 
+    await clearLeftovers(context);
     // Taken while the app runs, as any backup is: a dump needs its container running.
     const { snapshot: kept } = await backupApp(context, data, 'before restore');
     context.step = 'stop';

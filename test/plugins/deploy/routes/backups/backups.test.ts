@@ -44,7 +44,8 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
             '  dump:',
             '    service: web',
             '    command: cat /data/notes/note.txt || echo no note',
-            '    restore: cat > /data/from-dump.txt',
+            // A dump saying "poison" fails its restore: a failed restore, to be rolled back.
+            '    restore: cat > /data/from-dump.txt && ! grep -q poison /data/from-dump.txt',
         ];
         Fs.writeFileSync(Path.join(recipesDir, `backup-web-${SUFFIX}.yaml`), `${recipe.join('\n')}\n`);
         server = await backupTestServer(services, { BACKUP_PASSWORD: PASSWORD, RECIPES_DIRS: recipesDir });
@@ -158,5 +159,29 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         for (const text of texts) {
             expect(text).to.not.contain(PASSWORD);
         }
+    });
+
+    it('puts back what was there when a restore fails, and ends rolled back with the app running (leftovers of killed runs removed)', async () => {
+        // What a killed run left in the staging folder goes with the next run.
+        const leftover = Path.join(server.context.dataDir, 'backup-staging', '99999-backup', 'app');
+        Fs.mkdirSync(leftover, { recursive: true });
+        Fs.writeFileSync(Path.join(leftover, 'secrets.env'), 'TOKEN=left\n');
+        inApp(app, 'echo poison > /data/notes/note.txt');
+        const poisoned = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
+        expect(poisoned.state, poisoned.text).to.equal('succeeded');
+        expect(poisoned.text).to.contain('Removed 99999-backup');
+        expect(Fs.existsSync(leftover)).to.be.false();
+        const [backup] = await listOf(app);
+        inApp(app, 'echo good > /data/notes/note.txt');
+
+        const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups/${backup?.id}/restore`));
+        expect(restored.state, restored.text).to.equal('rolled back');
+        expect(restored.text).to.contain("the recipe's restore command in web failed");
+        expect(restored.text).to.contain('Rolled back: put back what was there before the restore');
+        expect(inApp(app, 'cat /data/notes/note.txt')).to.equal('good');
+        expect(docker('inspect', '-f', '{{.State.Running}}', `${app}-web-1`).trim()).to.equal('true');
+        const state = (await server.admin.get(`/api/apps/${app}`)).body as { app: { state: string } };
+        expect(state.app.state).to.equal('running');
+        expect(resticCheck(server.context.config.backups.repository, PASSWORD).status).to.equal(0);
     });
 });
