@@ -72,7 +72,7 @@ export interface Config {
     /** Entries per in-memory read cache (token look-ups, user search, organisation, notification and run pages); 0: off. */
     readCacheEntries: number;
     /** Apps' backups: the restic repository (a folder or any restic backend) and its password (unset: a generated one, sealed). */
-    backups: { repository: string; password: string | undefined; sftpCommand: string | undefined; keep: string | undefined };
+    backups: { repository: string; password: string | undefined; sftpCommand: string | undefined };
 }
 
 export interface HostConfig {
@@ -155,10 +155,6 @@ function allowedHostList(): Joi.StringSchema {
         .message('a comma-separated list of external, private, loopback, *, host names and CIDRs')
         .default('external');
 }
-
-/** Which backups of an app are kept (restic forget's policy): `7 daily, 4 weekly, 6 monthly`, `10 last`... */
-const BACKUP_KEEP_PATTERN =
-    /^\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly)(\s*,\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly))*\s*$/;
 
 const environmentSchema = Joi.object({
     PORT: Joi.number().integer().min(0).max(65535).default(3000),
@@ -244,7 +240,6 @@ const environmentSchema = Joi.object({
     BACKUP_REPOSITORY: Joi.string().max(1024),
     BACKUP_PASSWORD: Joi.string().min(8).max(1024),
     BACKUP_SFTP_COMMAND: Joi.string().max(4096),
-    BACKUP_KEEP: Joi.string().pattern(BACKUP_KEEP_PATTERN, 'a list such as "7 daily, 4 weekly, 6 monthly"'),
 })
     .pattern(/^CRON_[A-Z0-9_]+_(ENABLED|RUN_AT_START)$/, Joi.boolean().truthy('1').falsy('0'))
     .pattern(
@@ -356,7 +351,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             repository: (value.BACKUP_REPOSITORY as string | undefined) ?? Path.join(dataDir, 'backups'),
             password: value.BACKUP_PASSWORD as string | undefined,
             sftpCommand: value.BACKUP_SFTP_COMMAND as string | undefined,
-            keep: value.BACKUP_KEEP as string | undefined,
         },
     };
 }

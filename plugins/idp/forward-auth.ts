@@ -3,6 +3,7 @@
  * renders and reads sites synchronously. authentik's is always known: it is the default kind, and sites written
  * before the kind was part of the connection are its. Loading a kind (idp-kinds.ts) adds its contract.
  */
+import { ValidationError } from '../../lib/errors.ts';
 import type { ForwardAuthContract } from './idp-types.ts';
 import { authentikForwardAuth } from './providers/authentik/forward-auth.ts';
 
@@ -18,6 +19,16 @@ export function addForwardAuth(kind: string, contract: ForwardAuthContract): voi
 /** The contract of `kind` (the default kind's when none is named); undefined for a kind not loaded. */
 export function forwardAuthOf(kind: string = DEFAULT_IDP_KIND): ForwardAuthContract | undefined {
     return contracts.get(kind);
+}
+
+/** The forward-auth contract of a site's kind (the default kind's when none is named); a kind not loaded is a ValidationError. */
+export function forwardAuthContract(forwardAuth: { kind?: string }): ForwardAuthContract {
+    const contract = forwardAuthOf(forwardAuth.kind ?? DEFAULT_IDP_KIND);
+    if (!contract) {
+        throw new ValidationError(`forwardAuth.kind: there is no identity-provider kind ${forwardAuth.kind}`);
+    }
+
+    return contract;
 }
 
 /** Every loaded kind with its contract, the default kind first. */

@@ -5,11 +5,9 @@
  * shared account (an adapter of plugins/sso/autologin/) and gives the browser the app's session.
  */
 import { APP_PATH_RULE, isAppPath, pathOnOrigin } from '../../lib/app-urls.ts';
-import { readSite } from '../deploy/domain/nginx/site-model.ts';
-import { type LocationSpec, SERVICE_PATH_PREFIX, type SiteSpec } from '../deploy/domain/nginx/site-types.ts';
 import { autoLoginAdapters } from './autologin/adapters.ts';
 import type { AutoLoginOutcome } from './autologin/adapter-types.ts';
-import type { MethodSettings, SignInMethod } from './method-types.ts';
+import { type LocationSpec, type MethodSettings, SERVICE_PATH_PREFIX, type SignInMethod, type SiteSpec } from './method-types.ts';
 
 export const AUTOLOGIN_PATH = `${SERVICE_PATH_PREFIX}autologin`;
 export const AUTOLOGIN_TOKEN_HEADER = 'X-Gatehouse-Autologin-Token';
@@ -31,9 +29,9 @@ function withAutologin(spec: SiteSpec, settings: MethodSettings): SiteSpec {
     return { ...spec, locations: [...spec.locations.filter((candidate) => candidate.path !== AUTOLOGIN_PATH), location] };
 }
 
-/** Where the app itself answers: the upstream of `/` (else the first location's), never the auto-login's own. */
-export function appUpstream(site: string): string | undefined {
-    const locations = readSite(site).spec.locations.filter((location) => location.path !== AUTOLOGIN_PATH);
+/** Where the app itself answers in the site: the upstream of `/` (else the first location's), never the auto-login's own. */
+export function appUpstream(site: SiteSpec): string | undefined {
+    const locations = site.locations.filter((location) => location.path !== AUTOLOGIN_PATH);
     return (locations.find((location) => location.path === '/') ?? locations[0])?.proxyPass;
 }
 
@@ -79,8 +77,8 @@ const autologin: SignInMethod = {
         loginPath: settings.login?.path ?? 'found by the adapter',
         autologinUrl: `${settings.origin}${AUTOLOGIN_PATH}`,
     }),
-    check: async ({ settings, site }) => {
-        const upstream = appUpstream(site);
+    check: async ({ settings, site, readSite }) => {
+        const upstream = appUpstream(readSite(site));
         const fix = "check the shared user and password, and the path of the app's login page, on the app's Sign-in tab";
         if (!upstream) {
             return { ok: false, text: 'the site has no location that reaches the app', fix };

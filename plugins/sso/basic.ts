@@ -2,10 +2,7 @@
  * HTTP Basic: nginx sends one shared account of the app as `Authorization: Basic` on every request that passed
  * forward auth. The credentials live only in the site file, which is root's alone; the API never shows the password.
  */
-import { checkHttp } from '../deploy/domain/host/http-check.ts';
-import { siteUpstreams } from '../deploy/domain/nginx/site-model.ts';
-import type { SiteSpec } from '../deploy/domain/nginx/site-types.ts';
-import type { MethodSettings, SignInMethod } from './method-types.ts';
+import type { MethodSettings, SignInMethod, SiteSpec } from './method-types.ts';
 
 export function basicCredentials(settings: MethodSettings): string {
     return `Basic ${Buffer.from(`${settings.sharedUser ?? ''}:${settings.sharedPassword ?? ''}`).toString('base64')}`;
@@ -26,7 +23,7 @@ const basic: SignInMethod = {
     site: withCredentials,
     values: (settings) => ({ sharedUser: settings.sharedUser ?? '' }),
     // The app is asked directly, as nginx asks it, with and without the account: it must accept the account.
-    check: async ({ settings, site }) => {
+    check: async ({ settings, site, siteUpstreams, checkHttp }) => {
         for (const upstream of siteUpstreams(site)) {
             const url = new URL(upstream);
             const answered = await checkHttp({ url, host: settings.domain, headers: { authorization: basicCredentials(settings) } });

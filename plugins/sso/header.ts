@@ -3,9 +3,8 @@
  * and X-idp-username, X-idp-email, X-idp-name. Anything a visitor sends under those names is replaced, and the app
  * must trust them only from its network's gateway, the address nginx's requests come from.
  */
-import { readSite } from '../deploy/domain/nginx/site-model.ts';
-import { type ForwardAuthSpec, forwardAuthContract, type SiteSpec } from '../deploy/domain/nginx/site-types.ts';
-import type { SignInMethod } from './method-types.ts';
+import { forwardAuthContract } from '../idp/forward-auth.ts';
+import type { ForwardAuthSpec, SignInMethod, SiteSpec } from './method-types.ts';
 
 /** The names the app reads, each with the answer header of the site's identity-provider kind that carries it. */
 function headerMap(forwardAuth: Pick<ForwardAuthSpec, 'kind'>): Record<string, string> {
@@ -43,8 +42,8 @@ const header: SignInMethod = {
             ? `${settings.gateway} (the gateway of the app's network, where nginx's requests come from)`
             : "the gateway of the app's network, known once the app is deployed",
     }),
-    check: async ({ site }) => {
-        const forwardAuth = readSite(site).spec.forwardAuth;
+    check: async ({ site, readSite }) => {
+        const forwardAuth = readSite(site).forwardAuth;
         const passed = forwardAuth?.identityHeaders ?? {};
         const missing = Object.entries(headerMap(forwardAuth ?? {})).filter(([name, answer]) => passed[name] !== answer);
         return missing.length === 0

@@ -6,10 +6,9 @@
 import { DomUtils, parseDocument } from 'htmlparser2';
 
 import { maybeOnOrigin, OffOriginError, onOrigin } from '../../lib/app-urls.ts';
-import { checkHttp } from '../deploy/domain/host/http-check.ts';
 import { findLoginForm } from './autologin/form.ts';
 import { appUpstream } from './autologin.ts';
-import type { MethodCheck, MethodCheckContext, MethodSettings, SignInMethod } from './method-types.ts';
+import type { MethodCheck, MethodCheckContext, MethodCheckHelpers, MethodSettings, SignInMethod } from './method-types.ts';
 
 const MAX_REDIRECTS = 5;
 const PAGE_BYTES = 512 * 1024;
@@ -47,6 +46,7 @@ function nextPage(location: string, current: URL, settings: MethodSettings, upst
 async function pageOf(
     upstream: string,
     settings: MethodSettings,
+    checkHttp: MethodCheckHelpers['checkHttp'],
 ): Promise<{ path: string; status: number | null; body: string; error: string | null }> {
     let url = onOrigin('/', upstream);
     for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
@@ -67,14 +67,14 @@ async function pageOf(
     return { path: url.pathname, status: null, body: '', error: `more than ${MAX_REDIRECTS} redirects` };
 }
 
-async function check({ settings, site }: MethodCheckContext): Promise<MethodCheck> {
-    const upstream = appUpstream(site);
+async function check({ settings, site, readSite, checkHttp }: MethodCheckContext): Promise<MethodCheck> {
+    const upstream = appUpstream(readSite(site));
     const fix = "check the recipe's setting in the app's compose file (its Compose tab) and the app's logs";
     if (!upstream) {
         return { ok: false, text: 'the site proxies to no app', fix };
     }
 
-    const page = await pageOf(upstream, settings);
+    const page = await pageOf(upstream, settings, checkHttp);
     if (page.status === null || page.status >= 400) {
         return { ok: false, text: `the app answered ${page.path} with ${page.error ?? `status ${page.status}`}`, fix };
     }

@@ -7,10 +7,8 @@ import Crypto from 'node:crypto';
 
 import { noProviderChanges, type OidcClient, type OidcClientChanges } from '../idp/idp-types.ts';
 import { providerWork } from './provider-work.ts';
-import type { MethodCheck, MethodSettings, SignInMethod } from './method-types.ts';
+import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, type MethodCheck, type MethodSettings, type SignInMethod } from './method-types.ts';
 
-export const CLIENT_ID_VARIABLE = 'OIDC_CLIENT_ID';
-export const CLIENT_SECRET_VARIABLE = 'OIDC_CLIENT_SECRET';
 const DISCOVERY_TIMEOUT_MS = 10_000;
 
 /** `dp-<app>-sso`: the OpenID provider's name and its application's slug. */
@@ -75,6 +73,7 @@ const oidc: SignInMethod = {
         [CLIENT_ID_VARIABLE]: existing[CLIENT_ID_VARIABLE] || Crypto.randomBytes(20).toString('hex'),
         [CLIENT_SECRET_VARIABLE]: existing[CLIENT_SECRET_VARIABLE] || Crypto.randomBytes(32).toString('hex'),
     }),
+    providerObjects: { name: oidcObjectName, detail: 'OpenID Connect client and its application' },
     atProvider: ({ provider, settings, access, log }) => {
         const client = clientOf(settings, access);
         const apply = async (changes: OidcClientChanges, recorded?: () => Promise<void>) => {

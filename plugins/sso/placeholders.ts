@@ -7,8 +7,7 @@
  * one YAML scalar; in a recipe's commands as environment variables.
  */
 import { PLACEHOLDER } from '../../lib/placeholder-fill.ts';
-import type { MethodSettings } from './method-types.ts';
-import { CLIENT_SECRET_VARIABLE } from './oidc.ts';
+import { CLIENT_SECRET_VARIABLE, type MethodSettings } from './method-types.ts';
 
 export { fillCommandPlaceholders, fillYamlPlaceholders } from '../../lib/placeholder-fill.ts';
 

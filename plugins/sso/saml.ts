@@ -6,12 +6,18 @@
  */
 import { APP_PATH_RULE, maybeOnOrigin, onOrigin } from '../../lib/app-urls.ts';
 import { ValidationError } from '../../lib/errors.ts';
-import { readSite } from '../deploy/domain/nginx/site-model.ts';
-import type { LocationSpec, SiteSpec } from '../deploy/domain/nginx/site-types.ts';
-import { checkAcsPath } from '../deploy/domain/nginx/site-values.ts';
 import { noProviderChanges, type SamlApp, type SamlChanges } from '../idp/idp-types.ts';
 import { providerWork } from './provider-work.ts';
-import type { MethodCheck, MethodProviderContext, MethodSettings, SignInMethod } from './method-types.ts';
+import {
+    checkAcsPath,
+    type LocationSpec,
+    type MethodCheck,
+    type MethodCheckContext,
+    type MethodProviderContext,
+    type MethodSettings,
+    type SignInMethod,
+    type SiteSpec,
+} from './method-types.ts';
 
 const METADATA_TIMEOUT_MS = 10_000;
 
@@ -73,14 +79,14 @@ function samlAppOf(settings: MethodSettings, access: MethodProviderContext['acce
 }
 
 /** The provider exists and its metadata downloads, naming its entity ID. */
-async function checkMetadata(settings: MethodSettings, site: string): Promise<MethodCheck> {
+async function checkMetadata({ settings, site, readSite }: MethodCheckContext): Promise<MethodCheck> {
     const endpoints = settings.saml?.endpoints;
     const fix = 'check that the identity provider answers at its URL and that the SAML provider dp-<app>-saml has its application';
     if (!endpoints) {
         return { ok: false, text: 'no identity provider is connected, so there is no SAML provider', fix: 'connect one at /api/admin/idp' };
     }
 
-    const acs = readSite(site).spec.locations.find((location) => location.path === settings.samlAcs && location.exact);
+    const acs = readSite(site).locations.find((location) => location.path === settings.samlAcs && location.exact);
     if (!acs || acs.auth) {
         return { ok: false, text: `the site does not serve ${settings.samlAcs} alone without forward auth`, fix: 'apply the method again' };
     }
@@ -104,6 +110,7 @@ const saml: SignInMethod = {
     singleSignOn: true,
     needs: ['samlAcs'],
     site: withOpenAcs,
+    providerObjects: { name: samlObjectName, detail: 'SAML provider and its application' },
     atProvider: ({ provider, settings, access, log }) => {
         const app = samlAppOf(settings, access);
         const apply = async (changes: SamlChanges, recorded?: () => Promise<void>) => {
@@ -133,7 +140,7 @@ const saml: SignInMethod = {
             ...(settings.saml?.certificate ? { certificate: settings.saml.certificate } : {}),
         };
     },
-    check: async ({ settings, site }) => await checkMetadata(settings, site),
+    check: checkMetadata,
 };
 
 export default saml;

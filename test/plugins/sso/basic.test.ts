@@ -5,6 +5,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { HostConfig } from '../../../lib/config.ts';
+import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
 import { defaultSite, renderSite } from '../../../plugins/deploy/domain/nginx/site-model.ts';
 import basic, { basicCredentials } from '../../../plugins/sso/basic.ts';
 import type { MethodSettings } from '../../../plugins/sso/method-types.ts';
@@ -66,12 +67,12 @@ describe('sign-in method basic: one shared account sent as HTTP Basic', () => {
     });
 
     it('checks that the app accepts the account, and says so when it does not', async () => {
-        const passed = await basic.check?.({ settings: SETTINGS, host, https: true, site: siteFor(port) });
+        const passed = await basic.check?.({ ...methodCheckHelpers, settings: SETTINGS, host, https: true, site: siteFor(port) });
         expect(passed).to.equal({ ok: true, text: 'the app accepts the shared account clerk sent as HTTP Basic', fix: null });
         expect(asked.at(-1)).to.equal(basicCredentials(SETTINGS));
 
         const wrong = { ...SETTINGS, sharedPassword: 'not-it' };
-        const refused = await basic.check?.({ settings: wrong, host, https: true, site: siteFor(port) });
+        const refused = await basic.check?.({ ...methodCheckHelpers, settings: wrong, host, https: true, site: siteFor(port) });
         expect(refused?.ok).to.be.false();
         expect(refused?.text).to.equal(`the app at http://127.0.0.1:${port} did not accept the shared account clerk (status 401)`);
         expect(refused?.fix).to.contain('Sign-in tab');

@@ -2,6 +2,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { HostConfig } from '../../../lib/config.ts';
+import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
 import { defaultSite, renderSite } from '../../../plugins/deploy/domain/nginx/site-model.ts';
 import header, { HEADER_MAP } from '../../../plugins/sso/header.ts';
 import type { MethodSettings } from '../../../plugins/sso/method-types.ts';
@@ -44,10 +45,13 @@ describe('sign-in method header: the visitor known from headers nginx sets from 
 
     it('checks the site as written: a hand edit that drops a header fails the check, with the fix', async () => {
         const written = renderSite(header.site?.(forwardAuthSite, SETTINGS) ?? forwardAuthSite);
-        expect(await header.check?.({ settings: SETTINGS, host, https: true, site: written })).to.include({ ok: true, fix: null });
+        expect(await header.check?.({ ...methodCheckHelpers, settings: SETTINGS, host, https: true, site: written })).to.include({
+            ok: true,
+            fix: null,
+        });
 
         const edited = renderSite(forwardAuthSite);
-        const failed = await header.check?.({ settings: SETTINGS, host, https: true, site: edited });
+        const failed = await header.check?.({ ...methodCheckHelpers, settings: SETTINGS, host, https: true, site: edited });
         expect(failed?.ok).to.be.false();
         expect(failed?.text).to.equal(`the site does not pass ${Object.keys(HEADER_MAP).join(', ')} from the provider's answer`);
         expect(failed?.fix).to.contain('apply the sign-in method again');

@@ -5,6 +5,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { HostConfig } from '../../../lib/config.ts';
+import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
 import { renderSite } from '../../../plugins/deploy/domain/nginx/site-render.ts';
 import none from '../../../plugins/sso/none.ts';
 
@@ -53,7 +54,7 @@ describe('sign-in method none: the check follows only redirects on the app', () 
             locations: [{ path: '/', proxyPass: `http://${app.address}` }],
         });
         const settings = { app: 'notes', domain: 'notes.apps.test', origin: 'https://notes.apps.test:8443' };
-        return await none.check?.({ settings, site, host: {} as HostConfig, https: true });
+        return await none.check?.({ ...methodCheckHelpers, settings, site, host: {} as HostConfig, https: true });
     };
 
     it("follows the app's redirects on its own origin, absolute ones included", async () => {

@@ -5,8 +5,9 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import type { HostConfig } from '../../../lib/config.ts';
-import type { MethodSettings } from '../../../plugins/sso/method-types.ts';
-import oidc, { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, oidcObjectName, redirectPattern } from '../../../plugins/sso/oidc.ts';
+import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
+import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, type MethodSettings } from '../../../plugins/sso/method-types.ts';
+import oidc, { oidcObjectName, redirectPattern } from '../../../plugins/sso/oidc.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -79,20 +80,24 @@ describe('sign-in method oidc: a confidential OpenID client for the app', () => 
 
     it("checks the issuer's discovery document: published and naming the issuer, or says what is wrong", async () => {
         discovery = { status: 200, body: { issuer: settings().oidc?.endpoints.issuer } };
-        expect(await oidc.check?.({ settings: settings(), host, https: true, site: '' })).to.include({ ok: true, fix: null });
+        expect(await oidc.check?.({ ...methodCheckHelpers, settings: settings(), host, https: true, site: '' })).to.include({
+            ok: true,
+            fix: null,
+        });
 
         discovery = { status: 200, body: { issuer: 'https://someone.else/' } };
-        const other = await oidc.check?.({ settings: settings(), host, https: true, site: '' });
+        const other = await oidc.check?.({ ...methodCheckHelpers, settings: settings(), host, https: true, site: '' });
         expect(other?.ok).to.be.false();
         expect(other?.text).to.equal(
             `the discovery document names the issuer https://someone.else/, not ${settings().oidc?.endpoints.issuer}`,
         );
 
         discovery = { status: 404, body: {} };
-        const missing = await oidc.check?.({ settings: settings(), host, https: true, site: '' });
+        const missing = await oidc.check?.({ ...methodCheckHelpers, settings: settings(), host, https: true, site: '' });
         expect(missing?.text).to.equal(`the discovery document ${settings().oidc?.endpoints.configUrl} answered 404`);
 
         const unconnected = await oidc.check?.({
+            ...methodCheckHelpers,
             settings: { app: 'x', domain: 'x.apps.test', origin: 'https://x.apps.test' },
             host,
             https: true,

@@ -3,8 +3,7 @@ import * as Lab from '@hapi/lab';
 
 import { ValidationError } from '../../../lib/errors.ts';
 import { defaultSite, renderSite } from '../../../plugins/deploy/domain/nginx/site-model.ts';
-import type { SiteSpec } from '../../../plugins/deploy/domain/nginx/site-types.ts';
-import type { MethodSettings } from '../../../plugins/sso/method-types.ts';
+import type { MethodSettings, SiteSpec } from '../../../plugins/sso/method-types.ts';
 import saml from '../../../plugins/sso/saml.ts';
 
 export const lab = Lab.script();

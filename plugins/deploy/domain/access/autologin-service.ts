@@ -12,6 +12,7 @@ import type { AutoLoginOutcome } from '../../../sso/autologin/adapter-types.ts';
 import { audit } from '../accounts/audit-service.ts';
 import { apps } from '../apps/app-service.ts';
 import { appPaths } from '../engine/run-context.ts';
+import { readSite } from '../nginx/site-model.ts';
 import { appliedMethod, methodSettingsOf } from './identity.ts';
 
 export interface AutoLoginCaller {
@@ -47,7 +48,7 @@ export async function autoLogin(server: Server, name: string, caller: AutoLoginC
     }
 
     const siteFile = appPaths(server.app.config, app.name).siteFile;
-    const upstream = Fs.existsSync(siteFile) ? appUpstream(Fs.readFileSync(siteFile, 'utf8')) : undefined;
+    const upstream = Fs.existsSync(siteFile) ? appUpstream(readSite(Fs.readFileSync(siteFile, 'utf8')).spec) : undefined;
     if ((await appliedMethod(server, app)).method !== 'autologin' || !upstream) {
         return await refuse(server, name, caller, 'the app does not use the auto-login');
     }

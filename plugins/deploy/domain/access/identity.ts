@@ -8,10 +8,8 @@ import type { HostConfig } from '../../../../lib/config.ts';
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadIdpKind } from '../../../idp/idp-kinds.ts';
-import type { MethodSettings, SignInMethod } from '../../../sso/method-types.ts';
+import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, type MethodSettings, type SignInMethod } from '../../../sso/method-types.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
-import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, oidcObjectName } from '../../../sso/oidc.ts';
-import { samlObjectName } from '../../../sso/saml.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { type Detection, type Evidence, evidence } from '../evidence/evidence-service.ts';
 import { appliedRecipeProblems } from '../recipes/recipe-files.ts';
@@ -158,6 +156,11 @@ export async function appliedMethod(server: Server, app: AppRecord): Promise<App
     return { method, ...(recipe && recipe.method === method ? { recipe } : {}) };
 }
 
+/** The name of the method's own objects at the identity provider for the app, through the loader; undefined when it makes none. */
+async function methodObjectName(method: string, app: string): Promise<string | undefined> {
+    return (await loadMethod(method))?.providerObjects?.name(app);
+}
+
 /** The app's OpenID client as its secrets and the connected provider describe it; only when its method is OpenID Connect. */
 async function oidcOf(server: Server, app: AppRecord, method: string, revealSecret: boolean): Promise<MethodSettings['oidc']> {
     const connection = method === 'oidc' ? await idpConnection(server).stored() : undefined;
@@ -172,7 +175,12 @@ async function oidcOf(server: Server, app: AppRecord, method: string, revealSecr
         return undefined;
     }
 
-    const endpoints = (await loadIdpKind(connection.kind)).oidcEndpoints(connection.url, oidcObjectName(app.name));
+    const objectName = await methodObjectName(method, app.name);
+    if (!objectName) {
+        return undefined;
+    }
+
+    const endpoints = (await loadIdpKind(connection.kind)).oidcEndpoints(connection.url, objectName);
     const clientSecret = secrets[CLIENT_SECRET_VARIABLE];
     return { endpoints, clientId, ...(revealSecret && clientSecret ? { clientSecret } : {}) };
 }
@@ -180,11 +188,11 @@ async function oidcOf(server: Server, app: AppRecord, method: string, revealSecr
 /** The app's SAML provider as the connected provider names it; only when its method is SAML. */
 async function samlOf(server: Server, app: AppRecord, method: string, withCertificate: boolean): Promise<MethodSettings['saml']> {
     const connection = await idpConnection(server).stored();
-    if (method !== 'saml' || !connection) {
+    const objectName = method === 'saml' && connection ? await methodObjectName(method, app.name) : undefined;
+    if (!connection || !objectName) {
         return undefined;
     }
 
-    const objectName = samlObjectName(app.name);
     const endpoints = (await loadIdpKind(connection.kind)).samlEndpoints(connection.url, objectName);
     if (!withCertificate) {
         return { endpoints };

@@ -5,8 +5,8 @@ import type Joi from 'joi';
 import { deployValidationMessage, ValidationError } from '../../../../lib/errors.ts';
 import { readDeploySpec } from '../../../../lib/spec/deploy-loader.ts';
 import { type Definitions, SchemaConverter } from '../../../../lib/spec/schema-to-joi.ts';
+import { checkAcsPath } from '../../../sso/method-types.ts';
 import { deploySpecDefinitions } from './spec-definitions.ts';
-import { checkAcsPath } from '../nginx/site-values.ts';
 
 /** A sign-in method's name (plugins/sso/<name>.ts), 'recipe' (the recipe's), or '' (none chosen yet): see spec-definitions.ts. */
 export type AccountMethod = string;

@@ -17,8 +17,7 @@ import { type AppFile, draftFiles, maskSiteCredentials } from './app-files.ts';
 import { type AppRecord, apps } from './app-service.ts';
 import { checkAvailability } from './availability.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
-import { oidcObjectName } from '../../../sso/oidc.ts';
-import { samlObjectName } from '../../../sso/saml.ts';
+import { loadMethod } from '../../../sso/methods.ts';
 import { appliedMethod } from '../access/identity.ts';
 import { accessForRun } from '../access/run-site.ts';
 import { accessObjectName } from '../engine/access-steps.ts';
@@ -120,11 +119,7 @@ async function providerObjects(server: Server, app: AppRecord): Promise<Array<{ 
         { name: forwardAuth, detail: `proxy provider and application (forward auth), ${who}, on the outpost`, action: action(forwardAuth) },
     ];
     const { method } = await appliedMethod(server, app);
-    const methodObject =
-        method === 'oidc'
-            ? { name: oidcObjectName(app.name), detail: 'OpenID Connect client and its application' }
-            : method === 'saml'
-              ? { name: samlObjectName(app.name), detail: 'SAML provider and its application' }
-              : undefined;
+    const methodObjects = (await loadMethod(method))?.providerObjects;
+    const methodObject = methodObjects ? { name: methodObjects.name(app.name), detail: methodObjects.detail } : undefined;
     return methodObject ? [...objects, { ...methodObject, action: action(methodObject.name) }] : objects;
 }

@@ -6,13 +6,19 @@ import { withNamedLock } from '../../../../lib/named-lock.ts';
 import { loadIdpKind } from '../../../idp/idp-kinds.ts';
 import { loadMethod } from '../../../sso/methods.ts';
 import { type ForwardAuthApp, type IdentityProvider, noForwardAuthChanges } from '../../../idp/idp-types.ts';
+import type { MethodCheckHelpers } from '../../../sso/method-types.ts';
 import { undoneText } from '../../../sso/provider-work.ts';
 import { checkSignIn, siteAddress } from '../access/sign-in-check.ts';
+import { checkHttp } from '../host/http-check.ts';
+import { readSite, siteUpstreams } from '../nginx/site-model.ts';
 import type { RunAccess, RunContext } from './run-context.ts';
 import type { JournalEntry } from './run-journal.ts';
 
 export const SIGN_IN_STEP = 'sign-in';
 export const METHOD_STEP = 'sign-in-method';
+
+/** What a sign-in method's check is lent (plugins/sso imports nothing of the deploy manager): the site model's reader, the HTTP check. */
+export const methodCheckHelpers: MethodCheckHelpers = { readSite: (site) => readSite(site).spec, siteUpstreams, checkHttp };
 
 /** `dp-<app>`: the proxy provider's name and the application's slug. */
 export function accessObjectName(app: string): string {
@@ -216,7 +222,7 @@ export async function checkMethodStep(context: RunContext, https: boolean): Prom
     }
 
     context.step = METHOD_STEP;
-    const result = await method.check({ settings: signIn.settings, host: context.config.host, https, site });
+    const result = await method.check({ ...methodCheckHelpers, settings: signIn.settings, host: context.config.host, https, site });
     if (result.ok) {
         context.log(`Checking the sign-in (${method.title}): ${result.text}`);
     } else if (context.data.kind === 'sso') {

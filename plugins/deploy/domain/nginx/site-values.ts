@@ -64,18 +64,6 @@ export const checkLocationPath: ValueCheck = (value) =>
         ? undefined
         : 'must be a URL path starting with / (letters, digits and . _ ~ % / @ : + ! , = -)';
 
-/** Segments of letters, digits and `. _ ~ -`, at least one, none `.` or `..`: also a valid proxy_pass path. */
-const ACS_PATH = /^(\/[A-Za-z0-9._~-]{1,255}){1,32}\/?$/;
-
-/**
- * A SAML assertion consumer path, which the site serves without forward auth: one path of the app, never `/` nor
- * anything that needs decoding or normalising to tell where it leads.
- */
-export const checkAcsPath: ValueCheck = (value) =>
-    typeof value === 'string' && value.length <= 1024 && ACS_PATH.test(value) && !/\/\.{1,2}(\/|$)/.test(value)
-        ? undefined
-        : "must be the path of the app's assertion consumer service alone, such as /saml/acs: not /, and only letters, digits, . _ ~ - between slashes (no . or .. segments)";
-
 export const checkFilePath: ValueCheck = (value) =>
     typeof value === 'string' && FILE_PATH.test(value) && !value.split('/').includes('..')
         ? undefined

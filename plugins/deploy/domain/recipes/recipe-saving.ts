@@ -8,7 +8,7 @@ import Fs from 'node:fs';
 import type { Server } from '@hapi/hapi';
 
 import { ValidationError } from '../../../../lib/errors.ts';
-import { CLIENT_SECRET_VARIABLE } from '../../../sso/oidc.ts';
+import { CLIENT_SECRET_VARIABLE } from '../../../sso/method-types.ts';
 import { appliedMethod, lastCheck, methodSettingsOf } from '../access/identity.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
