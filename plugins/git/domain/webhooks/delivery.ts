@@ -1,22 +1,17 @@
 /** Sending queued deliveries (hook_tasks): runs in the delivery worker, on the worker's own database handle. */
 import Crypto from 'node:crypto';
-import Http from 'node:http';
-import Https from 'node:https';
-import Net from 'node:net';
 
 import type { Knex } from 'knex';
 
-import { guardedLookup } from '../../../../lib/addresses.ts';
 import type { WebhookConfig } from '../../../../lib/config.ts';
 import type { Sealer } from '../../../../lib/crypto.ts';
 import { now } from '../../../../lib/database.ts';
-import { type HostAllowList, parseAllowList } from '../../../../lib/host-allow-list.ts';
+import { type WebhookOutcome as Outcome, WebhookSender } from '../../../../lib/webhook-sender.ts';
 import { headerEvent } from './events.ts';
 import { AUTHORIZATION_PURPOSE, SECRET_PURPOSE } from './hook-service.ts';
 
 const BATCH_SIZE = 200;
 const CONCURRENCY = 16;
-const RESPONSE_EXCERPT_BYTES = 1024;
 /** The worker waits for retries due this soon instead of ending and leaving them to the next sweep. */
 const WAIT_FOR_RETRIES_MS = 5_000;
 
@@ -37,12 +32,6 @@ interface HookTarget {
     contentType: string;
     secret: string;
     authorization: string;
-}
-
-interface Outcome {
-    status: number;
-    body: string;
-    headers: Record<string, string>;
 }
 
 export interface DeliveryContext {
@@ -97,70 +86,6 @@ function requestHeaders(task: TaskRow, target: HookTarget, body: string): Record
     return headers;
 }
 
-function refusal(hostName: string, address: string): Error {
-    return new Error(`webhook can only call allowed HTTP servers (check WEBHOOK_ALLOWED_HOST_LIST), deny '${hostName}(${address})'`);
-}
-
-class Sender {
-    readonly #allowList: HostAllowList;
-    readonly #timeoutMs: number;
-    readonly #agents = {
-        http: new Http.Agent({ keepAlive: true, maxSockets: CONCURRENCY }),
-        https: new Https.Agent({ keepAlive: true, maxSockets: CONCURRENCY }),
-    };
-
-    constructor(settings: WebhookConfig) {
-        this.#allowList = parseAllowList(settings.allowedHostList);
-        this.#timeoutMs = settings.deliverTimeoutMs;
-    }
-
-    close(): void {
-        this.#agents.http.destroy();
-        this.#agents.https.destroy();
-    }
-
-    async post(url: URL, headers: Record<string, string>, body: string): Promise<Outcome> {
-        const hostName = url.hostname.replace(/^\[(.*)\]$/, '$1');
-        if (Net.isIP(hostName) !== 0 && !this.#allowList.allows(hostName, hostName)) {
-            throw refusal(hostName, hostName);
-        }
-
-        const secure = url.protocol === 'https:';
-        const send = secure ? Https.request : Http.request;
-        return await new Promise((resolve, reject) => {
-            const request = send(url, {
-                method: 'POST',
-                headers,
-                agent: secure ? this.#agents.https : this.#agents.http,
-                lookup: guardedLookup((hostName, address) => this.#allowList.allows(hostName, address), refusal),
-                timeout: this.#timeoutMs,
-            });
-            request.on('timeout', () => request.destroy(new Error(`timed out after ${this.#timeoutMs} ms`)));
-            request.on('error', reject);
-            request.on('response', (response) => {
-                const chunks: Buffer[] = [];
-                let size = 0;
-                response.on('data', (chunk: Buffer) => {
-                    if (size < RESPONSE_EXCERPT_BYTES) {
-                        chunks.push(chunk);
-                    }
-
-                    size += chunk.length;
-                });
-                response.on('error', reject);
-                response.on('end', () =>
-                    resolve({
-                        status: response.statusCode ?? 0,
-                        body: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'),
-                        headers: Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, String(value)])),
-                    }),
-                );
-            });
-            request.end(body);
-        });
-    }
-}
-
 /** What is kept of a request: never the authorization header's value. */
 function recordedRequest(url: string, headers: Record<string, string>): string {
     const shown = { ...headers };
@@ -173,12 +98,12 @@ function recordedRequest(url: string, headers: Record<string, string>): string {
 
 export class Deliverer {
     readonly #context: DeliveryContext;
-    readonly #sender: Sender;
+    readonly #sender: WebhookSender;
     readonly #targets = new Map<number, Promise<HookTarget | undefined>>();
 
     constructor(context: DeliveryContext) {
         this.#context = context;
-        this.#sender = new Sender(context.settings);
+        this.#sender = new WebhookSender(context.settings);
     }
 
     close(): void {
