@@ -73,6 +73,19 @@ export interface Config {
     readCacheEntries: number;
     /** Apps' backups: the restic repository (a folder or any restic backend) and its password (unset: a generated one, sealed). */
     backups: { repository: string; password: string | undefined; sftpCommand: string | undefined };
+    /** Where notification e-mail goes out (SMTP_*); without SMTP_HOST no e-mail is sent. */
+    smtp: SmtpConfig;
+}
+
+export interface SmtpConfig {
+    host: string | undefined;
+    port: number;
+    /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+    secure: boolean;
+    username: string | undefined;
+    password: string | undefined;
+    from: string;
+    timeoutMs: number;
 }
 
 export interface HostConfig {
@@ -240,6 +253,13 @@ const environmentSchema = Joi.object({
     BACKUP_REPOSITORY: Joi.string().max(1024),
     BACKUP_PASSWORD: Joi.string().min(8).max(1024),
     BACKUP_SFTP_COMMAND: Joi.string().max(4096),
+    SMTP_HOST: Joi.string().hostname(),
+    SMTP_PORT: Joi.number().integer().min(1).max(65535).default(587),
+    SMTP_SECURE: Joi.boolean().truthy('1').falsy('0').default(false),
+    SMTP_USERNAME: Joi.string().max(255),
+    SMTP_PASSWORD: Joi.string().max(1024),
+    SMTP_FROM: Joi.string().email({ tlds: false }).max(254),
+    SMTP_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(600).default(30),
 })
     .pattern(/^CRON_[A-Z0-9_]+_(ENABLED|RUN_AT_START)$/, Joi.boolean().truthy('1').falsy('0'))
     .pattern(
@@ -351,6 +371,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             repository: (value.BACKUP_REPOSITORY as string | undefined) ?? Path.join(dataDir, 'backups'),
             password: value.BACKUP_PASSWORD as string | undefined,
             sftpCommand: value.BACKUP_SFTP_COMMAND as string | undefined,
+        },
+        smtp: {
+            host: value.SMTP_HOST as string | undefined,
+            port: value.SMTP_PORT as number,
+            secure: value.SMTP_SECURE as boolean,
+            username: value.SMTP_USERNAME as string | undefined,
+            password: value.SMTP_PASSWORD as string | undefined,
+            from: (value.SMTP_FROM as string | undefined) ?? `gatehouse@${new URL(publicUrl).hostname}`,
+            timeoutMs: (value.SMTP_TIMEOUT_SECONDS as number) * 1000,
         },
     };
 }
