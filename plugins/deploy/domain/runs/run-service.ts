@@ -98,6 +98,7 @@ export class RunService {
     readonly #owned = new Set<number>();
     #renewal: NodeJS.Timeout | undefined;
     #recover: RecoverRun | undefined;
+    readonly #endListeners: Array<(run: Run) => Promise<void>> = [];
     #sweep: NodeJS.Timeout | undefined;
 
     constructor(server: Server) {
@@ -253,11 +254,22 @@ export class RunService {
     async #finish(runId: number, state: RunState, error: string | null): Promise<void> {
         await (this.#writes.get(runId) ?? Promise.resolve()).catch(() => undefined);
         // Only a run still running ends here: one another process took over (its lease lapsed) keeps that ending.
-        await this.#knex('dp_runs').where({ id: runId, state: 'running' }).update({ state, error, ended_at: now() });
+        const ended = await this.#knex('dp_runs').where({ id: runId, state: 'running' }).update({ state, error, ended_at: now() });
         this.#writes.delete(runId);
         this.#nextSeq.delete(runId);
         this.#disown(runId);
-        this.#live.emit(`run:${runId}`, { type: 'end', run: await this.get(runId) });
+        const run = await this.get(runId);
+        this.#live.emit(`run:${runId}`, { type: 'end', run });
+        for (const listener of ended === 1 ? this.#endListeners : []) {
+            await listener(run).catch((failure: unknown) =>
+                this.#server.log(['error', 'deploy', 'runs'], `a listener of run ${runId}'s end failed: ${(failure as Error).message}`),
+            );
+        }
+    }
+
+    /** Hears of every run this process ends, once, after it is marked ended (a higher concept registers in its setup). */
+    onEnded(listener: (run: Run) => Promise<void>): void {
+        this.#endListeners.push(listener);
     }
 
     #own(runId: number): void {
