@@ -4,7 +4,7 @@
  * run. The app is Debian's DokuWiki behind nginx and the authentik stand-in's forward auth; the visitor has signed in
  * at the provider once, before either is timed, and starts each round without a DokuWiki session.
  */
-import { findLoginForm, formBody } from '../plugins/sso/autologin/form.ts';
+import { findLoginForm, formBody } from '../plugins/sso/autologin/adapters/form.ts';
 import { freePort } from '../test/helpers/server.ts';
 import { startAuthentikStandIn } from '../test/support/authentik/index.ts';
 import { DOKUWIKI, DOKUWIKI_ADMIN, debianImage } from '../test/support/debian-images.ts';

@@ -1,6 +1,6 @@
 /**
  * How a visitor is known inside an app: the sign-in methods (the draft's `account`). A method is a file in
- * `plugins/sso/` whose default export is a `SignInMethod`; the file's name is the method's name. A method imports
+ * `plugins/sso/methods/` whose default export is a `SignInMethod`; the file's name is the method's name. A method imports
  * this module and nothing of the deploy manager: the site it changes is described here, and what its check may use
  * (reading the site, asking the app over HTTP) comes in its context, filled by the run.
  */
@@ -104,7 +104,7 @@ export interface MethodSettings {
     login?: { adapter: string; path?: string };
     /**
      * Where nginx reaches Gatehouse's auto-login, the app's token for it (opened in runs only), and the folders of
-     * auto-login adapters besides plugins/sso/autologin/ (AUTOLOGIN_ADAPTERS_DIRS).
+     * auto-login adapters besides plugins/sso/autologin/adapters/ (AUTOLOGIN_ADAPTERS_DIRS).
      */
     autologin?: { gatehouseUrl: string; token?: string; adapterDirs?: string[] };
     /** The app's OpenID client, when the provider is connected; the secret only where it may be shown or used. */

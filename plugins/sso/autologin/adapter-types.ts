@@ -1,6 +1,6 @@
 /**
  * Auto-login adapters: each signs in to an app server side with its shared account and answers what the browser
- * needs to hold the app's session. An adapter is a file in `plugins/sso/autologin/` whose default export is an
+ * needs to hold the app's session. An adapter is a file in `plugins/sso/autologin/adapters/` whose default export is an
  * `AutoLoginAdapter`; the file's name is the adapter's name.
  */
 

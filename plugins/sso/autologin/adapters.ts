@@ -1,5 +1,5 @@
 /**
- * Auto-login adapters, found by name: `plugins/sso/autologin/<adapter>.ts`, or `<adapter>.ts` in a folder of
+ * Auto-login adapters, found by name: `plugins/sso/autologin/adapters/<adapter>.ts`, or `<adapter>.ts` in a folder of
  * AUTOLOGIN_ADAPTERS_DIRS, default export an AutoLoginAdapter.
  */
 import Path from 'node:path';
@@ -8,14 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { type NamedPlugins, namedPlugins } from '../../../lib/named-plugins.ts';
 import type { AutoLoginAdapter } from './adapter-types.ts';
 
-const ADAPTERS_DIR = Path.dirname(fileURLToPath(import.meta.url));
+const ADAPTERS_DIR = Path.join(Path.dirname(fileURLToPath(import.meta.url)), 'adapters');
 
 /** The adapters of this folder and of `folders` (the configuration's AUTOLOGIN_ADAPTERS_DIRS). */
 export function autoLoginAdapters(folders: readonly string[] = []): NamedPlugins<AutoLoginAdapter> {
     return namedPlugins<AutoLoginAdapter>([ADAPTERS_DIR, ...folders], {
         what: 'an AutoLoginAdapter',
         isPlugin: (value): value is AutoLoginAdapter => typeof (value as AutoLoginAdapter | undefined)?.signIn === 'function',
-        supportFiles: ['adapter-types', 'adapters'],
     });
 }
 

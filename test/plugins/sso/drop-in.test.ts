@@ -1,5 +1,5 @@
 // needs: alone
-// alone: it drops a method file into plugins/sso/ for its duration, which every other file would see as a method.
+// alone: it drops a method file into plugins/sso/methods/ for its duration, which every other file would see as a method.
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -16,20 +16,20 @@ export const lab = Lab.script();
 const { describe, it } = lab;
 const { expect } = Code;
 
-const METHODS_DIR = Path.join(ROOT_DIR, 'plugins', 'sso');
+const METHODS_DIR = Path.join(ROOT_DIR, 'plugins', 'sso', 'methods');
 
 interface Shown {
     app: { draft: { account?: string }; identity: { options: Array<{ method: string; title: string; section: string }> } };
 }
 
-describe('a sign-in method dropped into plugins/sso/ is one, with no other edit', () => {
+describe('a sign-in method dropped into plugins/sso/methods/ is one, with no other edit', () => {
     it('is offered, saved as the account, and named by a recipe; gone with its file', async () => {
         const name = `dropped${Crypto.randomBytes(3).toString('hex')}`;
         const file = Path.join(METHODS_DIR, `${name}.ts`);
         Fs.writeFileSync(
             file,
             [
-                "import type { SignInMethod } from './method-types.ts';",
+                "import type { SignInMethod } from '../method-types.ts';",
                 '',
                 `const method: SignInMethod = { title: 'Dropped in', singleSignOn: true, needs: [], values: () => ({ note: 'dropped in' }) };`,
                 '',

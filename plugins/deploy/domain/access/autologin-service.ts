@@ -7,7 +7,7 @@ import Fs from 'node:fs';
 
 import type { Server } from '@hapi/hapi';
 
-import { signInServerSide, appUpstream } from '../../../sso/autologin.ts';
+import { signInServerSide, appUpstream } from '../../../sso/methods/autologin.ts';
 import type { AutoLoginOutcome } from '../../../sso/autologin/adapter-types.ts';
 import { audit } from '../accounts/audit-service.ts';
 import { apps } from '../apps/app-service.ts';

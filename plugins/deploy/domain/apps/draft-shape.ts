@@ -8,7 +8,7 @@ import { type Definitions, SchemaConverter } from '../../../../lib/spec/schema-t
 import { checkAcsPath } from '../../../sso/method-types.ts';
 import { deploySpecDefinitions } from './spec-definitions.ts';
 
-/** A sign-in method's name (plugins/sso/<name>.ts), 'recipe' (the recipe's), or '' (none chosen yet): see spec-definitions.ts. */
+/** A sign-in method's name (plugins/sso/methods/<name>.ts), 'recipe' (the recipe's), or '' (none chosen yet): see spec-definitions.ts. */
 export type AccountMethod = string;
 
 /** The draft fields the seed names; `secrets` and `sharedPassword` are kept sealed, apart from the rest. */

@@ -1,6 +1,6 @@
 /**
  * The schemas the deploy specs name with `$ref: '#/definitions/<name>'` whose values the drop-in parts decide: a
- * sign-in method file dropped into plugins/sso/, or an auto-login adapter file into plugins/sso/autologin/ (or a
+ * sign-in method file dropped into plugins/sso/methods/, or an auto-login adapter file into plugins/sso/autologin/adapters/ (or a
  * folder of AUTOLOGIN_ADAPTERS_DIRS), is a valid `account` or `login.adapter` everywhere the specs take one, with no
  * other edit.
  */
@@ -26,7 +26,7 @@ export function refreshDeploySpecDefinitions(adapterDirs: readonly string[] = []
             type: 'string',
             enum: autoLoginAdapters(adapterDirs).names(),
             description:
-                'the auto-login adapter: plugins/sso/autologin/<adapter>.ts, or <adapter>.ts in a folder of AUTOLOGIN_ADAPTERS_DIRS',
+                'the auto-login adapter: plugins/sso/autologin/adapters/<adapter>.ts, or <adapter>.ts in a folder of AUTOLOGIN_ADAPTERS_DIRS',
         },
         IdpKind: {
             type: 'string',

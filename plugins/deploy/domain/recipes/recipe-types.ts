@@ -4,7 +4,7 @@
  */
 import type { MethodNeed } from '../../../sso/method-types.ts';
 
-/** A sign-in method's name (plugins/sso/<name>.ts); recipe-files.ts checks it against the methods there are. */
+/** A sign-in method's name (plugins/sso/methods/<name>.ts); recipe-files.ts checks it against the methods there are. */
 export type RecipeMethod = string;
 
 export const RECIPE_OUTCOMES = [

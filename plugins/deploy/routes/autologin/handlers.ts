@@ -1,7 +1,7 @@
 import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 
-import { AUTOLOGIN_TOKEN_HEADER } from '../../../sso/autologin.ts';
+import { AUTOLOGIN_TOKEN_HEADER } from '../../../sso/methods/autologin.ts';
 import type { IssuedCookie } from '../../../sso/autologin/adapter-types.ts';
 import { autoLogin as signInForVisitor } from '../../domain/access/autologin-service.ts';
 

@@ -65,7 +65,7 @@ export const detectSignIn: Lifecycle.Method = async (request) => {
     return await evidence(request.server).inspectAndDetect(image);
 };
 
-/** The adapters this server started with: plugins/sso/autologin/ and the folders of AUTOLOGIN_ADAPTERS_DIRS. */
+/** The adapters this server started with: plugins/sso/autologin/adapters/ and the folders of AUTOLOGIN_ADAPTERS_DIRS. */
 export const listAutoLoginAdapters: Lifecycle.Method = async (request) => {
     const adapters = autoLoginAdapters(request.server.app.config.apps.autologinAdapterDirs);
     const names = adapters.names();

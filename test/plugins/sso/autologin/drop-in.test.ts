@@ -103,7 +103,7 @@ describe('an auto-login adapter in a folder of AUTOLOGIN_ADAPTERS_DIRS is one, w
             Fs.writeFileSync(Path.join(adapters, 'form.ts'), adapterFile('Another form'));
             const twice = await refusedStart({ AUTOLOGIN_ADAPTERS_DIRS: adapters });
             expect(twice.message).to.match(
-                /an AutoLoginAdapter named form is both .*plugins\/sso\/autologin\/form\.ts and .*form\.ts: a name is one file/,
+                /an AutoLoginAdapter named form is both .*plugins\/sso\/autologin\/adapters\/form\.ts and .*form\.ts: a name is one file/,
             );
 
             Fs.rmSync(Path.join(adapters, 'form.ts'));

@@ -13,10 +13,10 @@ import * as Lab from '@hapi/lab';
 
 import { defaultSite, renderSite } from '../../../../../plugins/deploy/domain/nginx/site-model.ts';
 import type { SiteSpec } from '../../../../../plugins/deploy/domain/nginx/site-types.ts';
-import { AUTOLOGIN_PATH } from '../../../../../plugins/sso/autologin.ts';
-import header from '../../../../../plugins/sso/header.ts';
+import { AUTOLOGIN_PATH } from '../../../../../plugins/sso/methods/autologin.ts';
+import header from '../../../../../plugins/sso/methods/header.ts';
 import type { MethodSettings, SignInMethod } from '../../../../../plugins/sso/method-types.ts';
-import saml from '../../../../../plugins/sso/saml.ts';
+import saml from '../../../../../plugins/sso/methods/saml.ts';
 import { freePort, temporaryDirectory } from '../../../../helpers/server.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
 import { ensureNginx } from '../../../../support/nginx.ts';

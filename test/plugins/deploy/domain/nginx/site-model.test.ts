@@ -35,7 +35,7 @@ import {
     MAX_BLOCK_DEPTH,
     readConf,
 } from '../../../../../plugins/deploy/domain/nginx/syntax.ts';
-import { HEADER_MAP } from '../../../../../plugins/sso/header.ts';
+import { HEADER_MAP } from '../../../../../plugins/sso/methods/header.ts';
 import { temporaryDirectory } from '../../../../helpers/server.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
 import { ensureNginx } from '../../../../support/nginx.ts';

@@ -403,7 +403,7 @@ describe('deploy manager: a recipe file that is not valid stops the start', () =
         [
             'bad-method.yaml',
             'image: a/b\ntitle: B\nmethod: magic\nlevel: documented\nsources: ["https://example.org/"]\n',
-            // The methods there are, as plugins/sso/ has them.
+            // The methods there are, as plugins/sso/methods/ has them.
             /bad-method\.yaml: method: must be equal to one of the allowed values: autologin, basic, header, none, oidc, own, saml$/,
         ],
         [

@@ -5,9 +5,9 @@
  */
 import Crypto from 'node:crypto';
 
-import { noProviderChanges, type OidcClient, type OidcClientChanges } from '../idp/idp-types.ts';
-import { providerWork } from './provider-work.ts';
-import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, type MethodCheck, type MethodSettings, type SignInMethod } from './method-types.ts';
+import { noProviderChanges, type OidcClient, type OidcClientChanges } from '../../idp/idp-types.ts';
+import { providerWork } from '../provider-work.ts';
+import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, type MethodCheck, type MethodSettings, type SignInMethod } from '../method-types.ts';
 
 const DISCOVERY_TIMEOUT_MS = 10_000;
 

@@ -5,7 +5,7 @@
  */
 import { io } from 'socket.io-client';
 
-import type { AutoLoginAdapter, AutoLoginOutcome, AutoLoginRequest } from './adapter-types.ts';
+import type { AutoLoginAdapter, AutoLoginOutcome, AutoLoginRequest } from '../adapter-types.ts';
 
 interface LoginAnswer {
     ok?: boolean;

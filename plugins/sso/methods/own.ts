@@ -1,5 +1,5 @@
 /** Keep the app's own login: not single sign-on. The identity provider asks first, then the app asks its own users. */
-import type { SignInMethod } from './method-types.ts';
+import type { SignInMethod } from '../method-types.ts';
 
 const own: SignInMethod = {
     title: "Keep the app's own login",

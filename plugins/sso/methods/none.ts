@@ -5,10 +5,10 @@
  */
 import { DomUtils, parseDocument } from 'htmlparser2';
 
-import { maybeOnOrigin, OffOriginError, onOrigin } from '../../lib/app-urls.ts';
-import { findLoginForm } from './autologin/form.ts';
+import { maybeOnOrigin, OffOriginError, onOrigin } from '../../../lib/app-urls.ts';
+import { findLoginForm } from '../autologin/adapters/form.ts';
 import { appUpstream } from './autologin.ts';
-import type { MethodCheck, MethodCheckContext, MethodCheckHelpers, MethodSettings, SignInMethod } from './method-types.ts';
+import type { MethodCheck, MethodCheckContext, MethodCheckHelpers, MethodSettings, SignInMethod } from '../method-types.ts';
 
 const MAX_REDIRECTS = 5;
 const PAGE_BYTES = 512 * 1024;

@@ -3,8 +3,8 @@
  * and X-idp-username, X-idp-email, X-idp-name. Anything a visitor sends under those names is replaced, and the app
  * must trust them only from its network's gateway, the address nginx's requests come from.
  */
-import { forwardAuthContract } from '../idp/forward-auth.ts';
-import type { ForwardAuthSpec, SignInMethod, SiteSpec } from './method-types.ts';
+import { forwardAuthContract } from '../../idp/forward-auth.ts';
+import type { ForwardAuthSpec, SignInMethod, SiteSpec } from '../method-types.ts';
 
 /** The names the app reads, each with the answer header of the site's identity-provider kind that carries it. */
 function headerMap(forwardAuth: Pick<ForwardAuthSpec, 'kind'>): Record<string, string> {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { signInServerSide } from '../../../plugins/sso/autologin.ts';
+import { signInServerSide } from '../../../../plugins/sso/methods/autologin.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

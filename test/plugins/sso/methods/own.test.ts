@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import own from '../../../plugins/sso/own.ts';
+import own from '../../../../plugins/sso/methods/own.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

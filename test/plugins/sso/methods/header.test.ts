@@ -1,11 +1,11 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { HostConfig } from '../../../lib/config.ts';
-import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
-import { defaultSite, renderSite } from '../../../plugins/deploy/domain/nginx/site-model.ts';
-import header, { HEADER_MAP } from '../../../plugins/sso/header.ts';
-import type { MethodSettings } from '../../../plugins/sso/method-types.ts';
+import type { HostConfig } from '../../../../lib/config.ts';
+import { methodCheckHelpers } from '../../../../plugins/deploy/domain/engine/access-steps.ts';
+import { defaultSite, renderSite } from '../../../../plugins/deploy/domain/nginx/site-model.ts';
+import header, { HEADER_MAP } from '../../../../plugins/sso/methods/header.ts';
+import type { MethodSettings } from '../../../../plugins/sso/method-types.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

@@ -2,9 +2,9 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import { io } from 'socket.io-client';
 
-import statusMonitor from '../../../../plugins/sso/autologin/status-monitor.ts';
-import { freePort } from '../../../helpers/server.ts';
-import { startUptimeKuma, type UptimeKumaStandIn } from '../../../support/uptime-kuma.ts';
+import statusMonitor from '../../../../../plugins/sso/autologin/adapters/status-monitor.ts';
+import { freePort } from '../../../../helpers/server.ts';
+import { startUptimeKuma, type UptimeKumaStandIn } from '../../../../support/uptime-kuma.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -12,9 +12,9 @@ import Zlib from 'node:zlib';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { CookieJar } from 'tough-cookie';
 
-import { OffOriginError, onOrigin, pathOnOrigin } from '../../../lib/app-urls.ts';
+import { OffOriginError, onOrigin, pathOnOrigin } from '../../../../lib/app-urls.ts';
 
-import type { AutoLoginAdapter, AutoLoginOutcome, AutoLoginRequest, IssuedCookie } from './adapter-types.ts';
+import type { AutoLoginAdapter, AutoLoginOutcome, AutoLoginRequest, IssuedCookie } from '../adapter-types.ts';
 
 type Element = ReturnType<typeof DomUtils.findAll>[number];
 

@@ -4,10 +4,10 @@
  * answer reaches the ACS by a cross-site POST, which carries no forward-auth cookie, so the ACS path alone (an exact
  * match) is served without the forward-auth check; the app checks the assertion's signature itself.
  */
-import { APP_PATH_RULE, maybeOnOrigin, onOrigin } from '../../lib/app-urls.ts';
-import { ValidationError } from '../../lib/errors.ts';
-import { noProviderChanges, type SamlApp, type SamlChanges } from '../idp/idp-types.ts';
-import { providerWork } from './provider-work.ts';
+import { APP_PATH_RULE, maybeOnOrigin, onOrigin } from '../../../lib/app-urls.ts';
+import { ValidationError } from '../../../lib/errors.ts';
+import { noProviderChanges, type SamlApp, type SamlChanges } from '../../idp/idp-types.ts';
+import { providerWork } from '../provider-work.ts';
 import {
     checkAcsPath,
     type LocationSpec,
@@ -17,7 +17,7 @@ import {
     type MethodSettings,
     type SignInMethod,
     type SiteSpec,
-} from './method-types.ts';
+} from '../method-types.ts';
 
 const METADATA_TIMEOUT_MS = 10_000;
 

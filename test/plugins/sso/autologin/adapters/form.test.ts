@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import form, { findLoginForm, formBody } from '../../../../plugins/sso/autologin/form.ts';
+import form, { findLoginForm, formBody } from '../../../../../plugins/sso/autologin/adapters/form.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { HostConfig } from '../../../lib/config.ts';
-import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
-import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, type MethodSettings } from '../../../plugins/sso/method-types.ts';
-import oidc, { oidcObjectName, redirectPattern } from '../../../plugins/sso/oidc.ts';
+import type { HostConfig } from '../../../../lib/config.ts';
+import { methodCheckHelpers } from '../../../../plugins/deploy/domain/engine/access-steps.ts';
+import { CLIENT_ID_VARIABLE, CLIENT_SECRET_VARIABLE, type MethodSettings } from '../../../../plugins/sso/method-types.ts';
+import oidc, { oidcObjectName, redirectPattern } from '../../../../plugins/sso/methods/oidc.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

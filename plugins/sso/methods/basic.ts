@@ -2,7 +2,7 @@
  * HTTP Basic: nginx sends one shared account of the app as `Authorization: Basic` on every request that passed
  * forward auth. The credentials live only in the site file, which is root's alone; the API never shows the password.
  */
-import type { MethodSettings, SignInMethod, SiteSpec } from './method-types.ts';
+import type { MethodSettings, SignInMethod, SiteSpec } from '../method-types.ts';
 
 export function basicCredentials(settings: MethodSettings): string {
     return `Basic ${Buffer.from(`${settings.sharedUser ?? ''}:${settings.sharedPassword ?? ''}`).toString('base64')}`;

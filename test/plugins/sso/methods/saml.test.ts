@@ -1,10 +1,10 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { ValidationError } from '../../../lib/errors.ts';
-import { defaultSite, renderSite } from '../../../plugins/deploy/domain/nginx/site-model.ts';
-import type { MethodSettings, SiteSpec } from '../../../plugins/sso/method-types.ts';
-import saml from '../../../plugins/sso/saml.ts';
+import { ValidationError } from '../../../../lib/errors.ts';
+import { defaultSite, renderSite } from '../../../../plugins/deploy/domain/nginx/site-model.ts';
+import type { MethodSettings, SiteSpec } from '../../../../plugins/sso/method-types.ts';
+import saml from '../../../../plugins/sso/methods/saml.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { HostConfig } from '../../../lib/config.ts';
-import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
-import { renderSite } from '../../../plugins/deploy/domain/nginx/site-render.ts';
-import none from '../../../plugins/sso/none.ts';
+import type { HostConfig } from '../../../../lib/config.ts';
+import { methodCheckHelpers } from '../../../../plugins/deploy/domain/engine/access-steps.ts';
+import { renderSite } from '../../../../plugins/deploy/domain/nginx/site-render.ts';
+import none from '../../../../plugins/sso/methods/none.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;

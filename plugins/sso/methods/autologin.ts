@@ -2,12 +2,12 @@
  * Auto-login with one shared account: after the provider's sign-in, the browser asks `/__svc/autologin` on the app's
  * domain (behind forward auth like every other path); nginx hands it to Gatehouse's `GET /api/autologin/{name}` with
  * the app's token, which only the root-only site file holds; Gatehouse signs in to the app server side with the
- * shared account (an adapter of plugins/sso/autologin/) and gives the browser the app's session.
+ * shared account (an adapter of plugins/sso/autologin/adapters/) and gives the browser the app's session.
  */
-import { APP_PATH_RULE, isAppPath, pathOnOrigin } from '../../lib/app-urls.ts';
-import { autoLoginAdapters } from './autologin/adapters.ts';
-import type { AutoLoginOutcome } from './autologin/adapter-types.ts';
-import { type LocationSpec, type MethodSettings, SERVICE_PATH_PREFIX, type SignInMethod, type SiteSpec } from './method-types.ts';
+import { APP_PATH_RULE, isAppPath, pathOnOrigin } from '../../../lib/app-urls.ts';
+import { autoLoginAdapters } from '../autologin/adapters.ts';
+import type { AutoLoginOutcome } from '../autologin/adapter-types.ts';
+import { type LocationSpec, type MethodSettings, SERVICE_PATH_PREFIX, type SignInMethod, type SiteSpec } from '../method-types.ts';
 
 export const AUTOLOGIN_PATH = `${SERVICE_PATH_PREFIX}autologin`;
 export const AUTOLOGIN_TOKEN_HEADER = 'X-Gatehouse-Autologin-Token';

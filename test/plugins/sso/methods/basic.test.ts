@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { HostConfig } from '../../../lib/config.ts';
-import { methodCheckHelpers } from '../../../plugins/deploy/domain/engine/access-steps.ts';
-import { defaultSite, renderSite } from '../../../plugins/deploy/domain/nginx/site-model.ts';
-import basic, { basicCredentials } from '../../../plugins/sso/basic.ts';
-import type { MethodSettings } from '../../../plugins/sso/method-types.ts';
+import type { HostConfig } from '../../../../lib/config.ts';
+import { methodCheckHelpers } from '../../../../plugins/deploy/domain/engine/access-steps.ts';
+import { defaultSite, renderSite } from '../../../../plugins/deploy/domain/nginx/site-model.ts';
+import basic, { basicCredentials } from '../../../../plugins/sso/methods/basic.ts';
+import type { MethodSettings } from '../../../../plugins/sso/method-types.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
