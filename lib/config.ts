@@ -42,7 +42,7 @@ export interface Config {
         firstHostPort: number;
         /** Folders of recipe files besides the project's own `recipes/` (RECIPES_DIRS). */
         recipeDirs: string[];
-        /** Folders of auto-login adapter files besides `plugins/sso/autologin/adapters/` (AUTOLOGIN_ADAPTERS_DIRS). */
+        /** Folders of auto-login adapter files besides `plugins/sso/autologin/` (AUTOLOGIN_ADAPTERS_DIRS). */
         autologinAdapterDirs: string[];
         /** App-template lists (Portainer's formats) the catalog imports: URLs or files (CATALOG_URLS). */
         catalogUrls: string[];
@@ -72,7 +72,7 @@ export interface Config {
     /** Entries per in-memory read cache (token look-ups, user search, organisation, notification and run pages); 0: off. */
     readCacheEntries: number;
     /** Apps' backups: the restic repository (a folder or any restic backend) and its password (unset: a generated one, sealed). */
-    backups: { repository: string; password: string | undefined; sftpCommand: string | undefined };
+    backups: { repository: string; password: string | undefined; sftpCommand: string | undefined; keep: string | undefined };
     /** Where notification e-mail goes out (SMTP_*); without SMTP_HOST no e-mail is sent. */
     smtp: SmtpConfig;
 }
@@ -169,6 +169,10 @@ function allowedHostList(): Joi.StringSchema {
         .default('external');
 }
 
+/** Which backups of an app are kept (restic forget's policy): `7 daily, 4 weekly, 6 monthly`, `10 last`... */
+const BACKUP_KEEP_PATTERN =
+    /^\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly)(\s*,\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly))*\s*$/;
+
 const environmentSchema = Joi.object({
     PORT: Joi.number().integer().min(0).max(65535).default(3000),
     HOST: Joi.string().default('127.0.0.1'),
@@ -253,6 +257,7 @@ const environmentSchema = Joi.object({
     BACKUP_REPOSITORY: Joi.string().max(1024),
     BACKUP_PASSWORD: Joi.string().min(8).max(1024),
     BACKUP_SFTP_COMMAND: Joi.string().max(4096),
+    BACKUP_KEEP: Joi.string().pattern(BACKUP_KEEP_PATTERN, 'a list such as "7 daily, 4 weekly, 6 monthly"'),
     SMTP_HOST: Joi.string().hostname(),
     SMTP_PORT: Joi.number().integer().min(1).max(65535).default(587),
     SMTP_SECURE: Joi.boolean().truthy('1').falsy('0').default(false),
@@ -371,6 +376,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             repository: (value.BACKUP_REPOSITORY as string | undefined) ?? Path.join(dataDir, 'backups'),
             password: value.BACKUP_PASSWORD as string | undefined,
             sftpCommand: value.BACKUP_SFTP_COMMAND as string | undefined,
+            keep: value.BACKUP_KEEP as string | undefined,
         },
         smtp: {
             host: value.SMTP_HOST as string | undefined,

@@ -19,7 +19,7 @@ import type { ProjectPlan } from '../engine/compose-plan.ts';
 import type { RunContext } from '../engine/run-context.ts';
 import type { RecipeDump } from '../recipes/recipe-types.ts';
 import { testAndReload } from '../engine/site-steps.ts';
-import { backupFolder, ensureRepository, restic, type ResticRepository } from './restic.ts';
+import { backupFolder, ensureRepository, forgetByPolicy, restic, ResticError, type ResticRepository } from './restic.ts';
 
 /** What one backup holds. */
 export interface BackupHolds {
@@ -385,6 +385,41 @@ async function clearLeftovers(context: RunContext): Promise<void> {
 export async function backupRun(context: RunContext, data: BackupRunData): Promise<void> {
     await clearLeftovers(context);
     await backupApp(context, data, data.reason);
+    await applyRetention(context, data);
+}
+
+/**
+ * BACKUP_KEEP applied to the app's backups once a new one is made; the backups it removes leave the list. A
+ * repository another restic holds locked keeps them until the next backup, with a warning (the backup stands).
+ */
+async function applyRetention(context: RunContext, data: BackupRunData): Promise<void> {
+    const policy = context.config.backups.keep;
+    if (!policy) {
+        return;
+    }
+
+    context.step = 'retention';
+    let removed: string[];
+    try {
+        removed = await forgetByPolicy(data.restic, `app:${context.data.app}`, policy);
+    } catch (error) {
+        if (error instanceof ResticError && error.locked) {
+            context.log('The repository is in use by another restic: older backups are removed after the next backup instead', 'warning');
+            return;
+        }
+
+        throw error;
+    }
+
+    if (removed.length > 0) {
+        const knex = await context.database();
+        await knex('dp_backups')
+            .where({ app_name: context.data.app, repository_hash: data.restic.hash })
+            .whereIn('snapshot', removed)
+            .delete();
+    }
+
+    context.log(`Kept the backups BACKUP_KEEP asks for (${policy}): removed ${removed.length}`);
 }
 
 /**

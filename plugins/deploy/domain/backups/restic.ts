@@ -126,3 +126,27 @@ export async function backupFolder(repository: ResticRepository, cwd: string, ta
     const [snapshot] = JSON.parse(await restic(repository, ['snapshots', '--json', summary.snapshot_id])) as Array<{ id: string }>;
     return { snapshot: snapshot?.id ?? summary.snapshot_id, size: summary.total_bytes_processed ?? 0 };
 }
+
+/** restic forget's options for a policy such as `7 daily, 4 weekly, 6 monthly` (BACKUP_KEEP, checked at start). */
+export function keepOptions(policy: string): string[] {
+    return policy
+        .split(',')
+        .map((part) => part.trim().split(/\s+/))
+        .flatMap(([count = '', unit = '']) => [`--keep-${unit}`, count]);
+}
+
+/**
+ * Applies the policy to the snapshots with the tag, as one group, then prunes what no snapshot uses any more;
+ * answers the ids of the snapshots removed.
+ */
+export async function forgetByPolicy(repository: ResticRepository, tag: string, policy: string): Promise<string[]> {
+    const output = await restic(repository, ['forget', '--json', '--tag', tag, '--group-by', 'host', ...keepOptions(policy)]);
+    const line = output.split('\n').find((candidate) => candidate.startsWith('['));
+    const groups = line ? (JSON.parse(line) as Array<{ remove?: Array<{ id: string }> | null }>) : [];
+    const removed = groups.flatMap((group) => (group.remove ?? []).map((snapshot) => snapshot.id));
+    if (removed.length > 0) {
+        await restic(repository, ['prune']);
+    }
+
+    return removed;
+}
