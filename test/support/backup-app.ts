@@ -48,6 +48,13 @@ export async function deployWithVolume(server: DeployTestServer, name: string, i
     expect(deployed.state, deployed.text).to.equal('succeeded');
 }
 
+/** Removes the named volumes of the apps deployWithVolume made (removeProjects leaves volumes). */
+export function removeVolumes(apps: string[]): void {
+    for (const app of apps) {
+        spawnSync('docker', ['volume', 'rm', '-f', `${app}_data`], { encoding: 'utf8' });
+    }
+}
+
 /** Runs a shell command in the app's web container; answers its output, trimmed. */
 export function inApp(app: string, script: string): string {
     return docker('exec', `${app}-web-1`, 'sh', '-c', script).trim();

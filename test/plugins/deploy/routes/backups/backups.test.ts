@@ -7,7 +7,7 @@ import * as Lab from '@hapi/lab';
 
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
 import { temporaryDirectory } from '../../../../helpers/server.ts';
-import { backupsOf, backupTestServer, deployWithVolume, inApp, resticFor } from '../../../../support/backup-app.ts';
+import { backupsOf, backupTestServer, deployWithVolume, inApp, removeVolumes, resticFor } from '../../../../support/backup-app.ts';
 import { buildWebImage, docker, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
 import { runToEnd } from '../../../../support/sse.ts';
@@ -57,6 +57,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
 
     after(async () => {
         await removeProjects(apps, [image]);
+        removeVolumes(apps);
         await server?.context.cleanup();
         services?.stop();
         Fs.rmSync(recipesDir, { recursive: true, force: true });

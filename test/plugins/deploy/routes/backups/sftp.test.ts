@@ -4,7 +4,7 @@ import * as Lab from '@hapi/lab';
 
 import { backups } from '../../../../../plugins/deploy/domain/backups/backup-service.ts';
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
-import { backupsOf, backupTestServer, deployWithVolume, inApp, resticFor } from '../../../../support/backup-app.ts';
+import { backupsOf, backupTestServer, deployWithVolume, inApp, removeVolumes, resticFor } from '../../../../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
 import { runToEnd } from '../../../../support/sse.ts';
@@ -29,11 +29,16 @@ describe('deploy manager: backups in an SFTP repository, with a generated passwo
         sshd = await startSshd();
         image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/backup-sftp:${SUFFIX}`, '<h1>over sftp</h1>\n', true);
         repository = `sftp:root@127.0.0.1:${sshd.dir}/repository`;
-        server = await backupTestServer(services, { BACKUP_REPOSITORY: repository, BACKUP_SFTP_COMMAND: sshd.sftpCommand });
+        server = await backupTestServer(services, {
+            BACKUP_REPOSITORY: repository,
+            BACKUP_SFTP_COMMAND: sshd.sftpCommand,
+            BACKUP_KEEP: '2 last',
+        });
     });
 
     after(async () => {
         await removeProjects([app], [image]);
+        removeVolumes([app]);
         await server?.context.cleanup();
         sshd?.stop();
         services?.stop();
@@ -68,5 +73,20 @@ describe('deploy manager: backups in an SFTP repository, with a generated passwo
         expect(sealed).to.not.contain(password);
         const listed = await server.admin.get(`/api/apps/${app}/backups`);
         expect(listed.text).to.not.contain(password);
+    });
+
+    it('keeps the backups BACKUP_KEEP asks for once a new one is made, in the list and in the repository', async () => {
+        const before = await backupsOf(server.admin, app);
+        expect(before.map((backup) => backup.reason)).to.equal(['before restore', 'manual']);
+        const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
+        expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        expect(backedUp.text).to.contain('Kept the backups BACKUP_KEEP asks for (2 last): removed 1');
+        const after = await backupsOf(server.admin, app);
+        expect(after.map((backup) => backup.id)).to.equal([(before[0]?.id ?? 0) + 1, before[0]?.id]);
+
+        const { password } = await backups(server.context.server).repository();
+        const listed = resticFor(repository, password, ['snapshots', '--json'], ['-o', `sftp.command=${sshd.sftpCommand}`]);
+        expect(listed.status, listed.stderr).to.equal(0);
+        expect((JSON.parse(listed.stdout) as unknown[]).length).to.equal(2);
     });
 });
