@@ -264,7 +264,8 @@ describe('web UI: the app page, from its status to its deletion', { timeout: 900
         await save.click();
         const refusal = page.locator('.tab-actions .error-text');
         await refusal.waitFor();
-        expect(await refusal.textContent()).to.contain('acceptRisks');
+        expect(await refusal.textContent()).to.contain('accept them to deploy anyway');
+        expect(await refusal.textContent()).to.not.contain('acceptRisks');
 
         await page.getByLabel(/^I accept this risk/).check();
         await save.click();

@@ -221,7 +221,7 @@ export class LifecycleService {
         const findings = lintCompose(spec, lintContextFor(this.#server.app.config, { app, values: secrets }));
         if (!acceptRisks && hasUnacceptedRisks(findings)) {
             const risks = findings.filter((finding) => finding.level === 'risk');
-            throw new ValidationError(`lint found risks in ${what}; accept them to deploy anyway: ${describe(risks)}`);
+            throw new ValidationError(`acceptRisks: lint found risks in ${what}; accept them to deploy anyway: ${describe(risks)}`);
         }
     }
 
