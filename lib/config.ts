@@ -54,6 +54,8 @@ export interface Config {
         sessionHours: number;
         /** How long a run's owner's claim holds without renewal before another process may take the run over. */
         runLeaseSeconds: number;
+        /** Containers' resource figures: read every `intervalSeconds`, the last `samples` of each kept in memory. */
+        stats: { intervalSeconds: number; samples: number };
     };
     /** AUTHENTIK_URL and AUTHENTIK_BOOTSTRAP_TOKEN: connect to authentik at first start when nothing is saved yet. */
     idpBootstrap: { url: string | undefined; token: string | undefined };
@@ -234,6 +236,8 @@ const environmentSchema = Joi.object({
         .max(24 * 90)
         .default(12),
     RUN_LEASE_SECONDS: Joi.number().integer().min(2).max(600).default(30),
+    STATS_INTERVAL_SECONDS: Joi.number().integer().min(1).max(600).default(10),
+    STATS_SAMPLES: Joi.number().integer().min(2).max(10_000).default(360),
     LOGIN_WINDOW_SECONDS: Joi.number().integer().min(1).default(900),
     LOGIN_MAX_FAILURES: Joi.number().integer().min(1).default(5),
     LOGIN_MAX_FAILURES_PER_ACCOUNT: Joi.number().integer().min(1).default(10),
@@ -354,6 +358,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
         deploy: {
             sessionHours: value.DEPLOY_SESSION_HOURS as number,
             runLeaseSeconds: value.RUN_LEASE_SECONDS as number,
+            stats: { intervalSeconds: value.STATS_INTERVAL_SECONDS as number, samples: value.STATS_SAMPLES as number },
         },
         idpBootstrap: {
             url: value.AUTHENTIK_URL as string | undefined,

@@ -92,3 +92,22 @@ export async function removeProjects(projects: string[], images: string[] = []):
             .catch(() => undefined);
     }
 }
+
+/** Starts `<app>-<service>-1` from `image` running `sh -c command`, labelled as Compose labels an app's container. */
+export async function startAppContainer(
+    app: string,
+    service: string,
+    image: string,
+    command: string,
+    hostConfig: Docker.HostConfig = {},
+): Promise<Docker.Container> {
+    const container = await new Docker().createContainer({
+        name: `${app}-${service}-1`,
+        Image: image,
+        Labels: { 'com.docker.compose.project': app, 'com.docker.compose.service': service, 'io.gatehouse.managed': 'true' },
+        Cmd: ['sh', '-c', command],
+        HostConfig: hostConfig,
+    });
+    await container.start();
+    return container;
+}

@@ -57,6 +57,8 @@ const ROLES_OF_ROUTES = {
         'runs.listRuns',
         'runs.streamAppRun',
         'runs.streamRun',
+        'stats.getTopApps',
+        'stats.streamAppStats',
         'status.getAppLogs',
         'status.getAppStatus',
         'status.streamAppLogs',
