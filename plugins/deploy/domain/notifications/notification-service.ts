@@ -3,12 +3,13 @@ import Crypto from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
-import { now, toRfc3339 } from '../../../../lib/database.ts';
+import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
 import { sendMail } from '../../../../lib/email.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { HostRefusedError, WebhookSender } from '../../../../lib/webhook-sender.ts';
+import type { ExpiringCertificate } from './certificate-expiry.ts';
 
 /** The events a user may be told of. */
 export const NOTIFICATION_KINDS = [
@@ -348,6 +349,46 @@ export class NotificationService {
         if (outcome.status < 200 || outcome.status >= 300) {
             throw new Error(`the webhook answered ${outcome.status}`);
         }
+    }
+
+    /**
+     * Warns of each certificate that expires soon, at most once per certificate and day: the day's row in
+     * dp_certificate_warnings is taken first (one process wins it), and only its winner notifies.
+     */
+    async certificatesExpiring(certificates: ExpiringCertificate[], at = Date.now()): Promise<string[]> {
+        const warning = this.#warnOfCertificates(certificates, at);
+        this.#track(warning.then(() => undefined));
+        return await warning;
+    }
+
+    async #warnOfCertificates(certificates: ExpiringCertificate[], at: number): Promise<string[]> {
+        const day = new Date(at).toISOString().slice(0, 10);
+        const warned: string[] = [];
+        for (const certificate of certificates) {
+            try {
+                await this.#knex('dp_certificate_warnings').insert({ domain: certificate.domain.slice(0, 253), day, created_at: now() });
+            } catch (error) {
+                if (isUniqueViolation(error)) {
+                    continue;
+                }
+
+                throw error;
+            }
+
+            const app = await this.#knex('dp_apps').where({ domain: certificate.domain }).first('name');
+            const expired = certificate.daysLeft < 0;
+            await this.notify({
+                kind: 'certificate-expiring',
+                app: app ? String(app.name) : null,
+                summary: expired
+                    ? `the certificate of ${certificate.domain} has expired`
+                    : `the certificate of ${certificate.domain} expires in ${certificate.daysLeft} day${certificate.daysLeft === 1 ? '' : 's'}`,
+                details: { domain: certificate.domain, notAfter: certificate.notAfter, daysLeft: certificate.daysLeft },
+            });
+            warned.push(certificate.domain);
+        }
+
+        return warned;
     }
 
     async deliveries(paging: Paging): Promise<{ deliveries: Delivery[]; total: number }> {

@@ -1,12 +1,18 @@
+import Crypto from 'node:crypto';
+
 import type { Server } from '@hapi/hapi';
 
 import { runs } from '../runs/run-service.ts';
+import { CERTIFICATE_CHECK_JOB, type ExpiringCertificate } from './certificate-expiry.ts';
 import { notifications } from './notification-service.ts';
 
 const FAILED_STATES = new Set(['failed', 'rolled back', 'interrupted']);
 
-/** Notifications hear of the runs' ends (a failed, rolled-back or interrupted run); their sending stops with the server. */
-export default function setUpNotifications(server: Server): void {
+/**
+ * Notifications hear of the runs' ends (a failed, rolled-back or interrupted run), and look at the certificates once a
+ * day (jobs/check-certificates.ts, at a minute chosen per server); their sending stops with the server.
+ */
+export default async function setUpNotifications(server: Server): Promise<void> {
     runs(server).onEnded(async (run) => {
         if (!FAILED_STATES.has(run.state)) {
             return;
@@ -18,6 +24,15 @@ export default function setUpNotifications(server: Server): void {
             summary: `${run.kind} of ${run.app} ${run.state === 'rolled back' ? 'was rolled back' : run.state}`,
             details: { run: run.id, kind: run.kind, state: run.state, error: run.error },
         });
+    });
+    await server.app.jobs.schedule({ name: CERTIFICATE_CHECK_JOB, cron: `${Crypto.randomInt(60)} 6 * * *` });
+    server.app.jobs.onMessage(CERTIFICATE_CHECK_JOB, (message) => {
+        const { expiring } = message as { expiring: ExpiringCertificate[] };
+        notifications(server)
+            .certificatesExpiring(expiring)
+            .catch((error: unknown) =>
+                server.log(['error', 'deploy', 'notifications'], `certificate warnings failed: ${(error as Error).message}`),
+            );
     });
     server.ext('onPreStop', () => notifications(server).stop());
 }

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import Crypto from 'node:crypto';
+import Fs from 'node:fs';
 import Http from 'node:http';
 import type Net from 'node:net';
 import Path from 'node:path';
@@ -7,6 +9,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { deployUsers } from '../../../../../plugins/deploy/domain/accounts/user-service.ts';
+import { CERTIFICATE_CHECK_JOB, expiringCertificates } from '../../../../../plugins/deploy/domain/notifications/certificate-expiry.ts';
 import { notifications } from '../../../../../plugins/deploy/domain/notifications/notification-service.ts';
 import { runs } from '../../../../../plugins/deploy/domain/runs/run-service.ts';
 import { ROOT_DIR } from '../../../../../server.ts';
@@ -230,5 +233,86 @@ describe('deploy manager: notifications', () => {
         const [delivery] = (await deliveriesFor(await emailOf(user))).filter((entry) => entry.app === 'unanswered');
         expect(delivery).to.include({ status: 'failed', attempts: 4 });
         expect(delivery?.error).to.include('ECONNREFUSED');
+    });
+
+    /** A self-signed certificate for the domain, valid for `days`, where the deploy manager keeps certificates. */
+    const makeCertificate = (domain: string, days: number): void => {
+        const dir = Path.join(server.context.config.apps.certificatesDir, domain);
+        Fs.mkdirSync(dir, { recursive: true });
+        execFileSync(
+            'openssl',
+            [
+                'req',
+                '-x509',
+                '-newkey',
+                'ec',
+                '-pkeyopt',
+                'ec_paramgen_curve:prime256v1',
+                '-nodes',
+                '-keyout',
+                Path.join(dir, 'privkey.pem'),
+                '-out',
+                Path.join(dir, 'fullchain.pem'),
+                '-days',
+                String(days),
+                '-subj',
+                `/CN=${domain}`,
+                '-addext',
+                `subjectAltName=DNS:${domain}`,
+            ],
+            { stdio: 'ignore' },
+        );
+    };
+
+    /** Runs the daily certificate check now, and waits for its worker to end and its warnings to be sent. */
+    const runCertificateCheck = async (): Promise<void> => {
+        const bree = server.context.server.app.jobs.bree;
+        const ended = new Promise<void>((resolve) => {
+            const listener = (name: string) => {
+                if (name === CERTIFICATE_CHECK_JOB) {
+                    bree.off('worker deleted', listener);
+                    resolve();
+                }
+            };
+            bree.on('worker deleted', listener);
+        });
+        await bree.run(CERTIFICATE_CHECK_JOB);
+        await ended;
+        await notifications(server.context.server).settled();
+    };
+
+    it('warns once a day of a certificate that expires within 14 days, from the scheduled job, and not of one that does not', async () => {
+        const user = await server.signInAs('viewer');
+        const email = await emailOf(user);
+        await user.put('/api/account/notifications', {
+            email: { enabled: true, kinds: ['certificate-expiring'] },
+            webhook: { url: `${hookUrl}/certificates`, secret: SECRET, kinds: ['certificate-expiring'] },
+        });
+        makeCertificate('soon.notify.test', 5);
+        makeCertificate('later.notify.test', 60);
+        expect(server.context.server.app.jobs.scheduled(CERTIFICATE_CHECK_JOB)?.cron).to.match(/^\d{1,2} 6 \* \* \*$/);
+
+        await runCertificateCheck();
+        const warnings = (await deliveriesFor(email)).filter((delivery) => delivery.kind === 'certificate-expiring');
+        expect(warnings.map((delivery) => [delivery.channel, delivery.status]).sort()).to.equal([
+            ['email', 'delivered'],
+            ['webhook', 'delivered'],
+        ]);
+        const mail = smtp.received.find((message) => message.to.includes(email));
+        expect(mail?.data).to.match(/Subject: \[Gatehouse\] the certificate of soon\.notify\.test expires in [45] days/);
+        const hook = received.find((request) => request.path === '/certificates');
+        expect(JSON.parse(hook?.body ?? '{}').details).to.include({ domain: 'soon.notify.test' });
+        expect(received.some((request) => request.body.includes('later.notify.test'))).to.be.false();
+
+        // The same day again: the job finds the certificate, and no second warning goes out.
+        await runCertificateCheck();
+        expect((await deliveriesFor(email)).filter((delivery) => delivery.kind === 'certificate-expiring')).to.have.length(2);
+        const certificatesDir = server.context.config.apps.certificatesDir;
+        expect(await notifications(server.context.server).certificatesExpiring(expiringCertificates(certificatesDir))).to.equal([]);
+        // The next day it is warned of again.
+        const tomorrow = Date.now() + 86_400_000;
+        expect(
+            await notifications(server.context.server).certificatesExpiring(expiringCertificates(certificatesDir, tomorrow), tomorrow),
+        ).to.equal(['soon.notify.test']);
     });
 });
