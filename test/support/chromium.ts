@@ -4,7 +4,7 @@
  */
 import Fs from 'node:fs';
 
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 import { temporaryDirectory } from '../helpers/server.ts';
 import { ensureDebianPackage } from './debian-packages.ts';
@@ -39,11 +39,32 @@ export async function launchChromium(options: { loopbackDomain?: string } = {}):
             ...(options.loopbackDomain ? [`--host-resolver-rules=MAP *.${options.loopbackDomain} 127.0.0.1`] : []),
         ],
     });
+    for (const page of context.pages()) retryNavigationOnNetworkChange(page);
+    context.on('page', retryNavigationOnNetworkChange);
     return {
         context,
         async close() {
             await context.close();
             Fs.rmSync(profile, { recursive: true, force: true });
         },
+    };
+}
+
+/**
+ * Chromium aborts a navigation with ERR_NETWORK_CHANGED when the host's interfaces change, which a test beside it
+ * does whenever Docker makes or removes a network: the page's goto tries again then, a few times, and only then.
+ */
+function retryNavigationOnNetworkChange(page: Page): void {
+    const goto = page.goto.bind(page);
+    page.goto = async (url, options) => {
+        for (let attempt = 1; ; attempt += 1) {
+            try {
+                return await goto(url, options);
+            } catch (error) {
+                if (attempt >= 3 || !String(error).includes('net::ERR_NETWORK_CHANGED')) {
+                    throw error;
+                }
+            }
+        }
     };
 }
