@@ -313,6 +313,30 @@ export interface LogStreamQuery {
 }
 
 /**
+ * Follows an app's containers' resources (`GET /api/apps/{name}/stats/stream`): the kept history first, then each new
+ * sample; `onEnd` when the server ends the stream or the connection is lost. Answers the function that stops it.
+ */
+export function followStats(
+    app: string,
+    onHistory: (history: unknown) => void,
+    onSample: (sample: unknown) => void,
+    onEnd: (reason: string) => void,
+): () => void {
+    const source = new EventSource(`/api/apps/${encodeURIComponent(app)}/stats/stream`, { withCredentials: true });
+    source.addEventListener('history', (message: MessageEvent<string>) => onHistory(JSON.parse(message.data) as unknown));
+    source.addEventListener('sample', (message: MessageEvent<string>) => onSample(JSON.parse(message.data) as unknown));
+    source.addEventListener('end', (message: MessageEvent<string>) => {
+        source.close();
+        onEnd((JSON.parse(message.data) as { reason: string }).reason);
+    });
+    source.addEventListener('error', () => {
+        source.close();
+        onEnd('the connection to Gatehouse was lost');
+    });
+    return () => source.close();
+}
+
+/**
  * Follows an app's logs (`GET /api/apps/{name}/logs/stream`): `onLine` with each line, `onEnd` with why the stream
  * ended (the containers stopped) or failed; answers what stops following.
  */

@@ -18,16 +18,18 @@ import { ComposeTab, NginxTab } from './config-tabs.tsx';
 import { DeleteTab } from './delete-tab.tsx';
 import { FilesTab } from './files-tab.tsx';
 import { LogsTab } from './logs-tab.tsx';
+import { ResourcesTab } from './resources-tab.tsx';
 import { RunLog } from './run-log.tsx';
 import { RunsTab } from './runs-tab.tsx';
 import { StatusTab } from './status-tab.tsx';
 import type { App, RunStarted } from './types.ts';
 
-type TabId = 'status' | 'logs' | 'runs' | 'files' | 'account' | 'access' | 'compose' | 'nginx' | 'delete';
+type TabId = 'status' | 'logs' | 'resources' | 'runs' | 'files' | 'account' | 'access' | 'compose' | 'nginx' | 'delete';
 
 const TABS: Array<{ id: TabId; label: string; adminOnly?: boolean }> = [
     { id: 'status', label: 'Status' },
     { id: 'logs', label: 'Logs' },
+    { id: 'resources', label: 'Resources' },
     { id: 'runs', label: 'Runs' },
     { id: 'files', label: 'Files' },
     { id: 'account', label: 'Sign-in' },
@@ -160,6 +162,7 @@ export function AppPage(props: { name: string }) {
     const panels: Record<TabId, () => ComponentChildren> = {
         status: () => <StatusTab key={`status-${runsVersion}`} app={shown} />,
         logs: () => <LogsTab app={shown} />,
+        resources: () => <ResourcesTab app={shown} />,
         runs: () => <RunsTab key={`runs-${runsVersion}`} app={shown} onRunEnded={changed} />,
         files: () => <FilesTab app={shown} />,
         account: () => <AccountTab app={shown} editable={editable} onChanged={changed} />,

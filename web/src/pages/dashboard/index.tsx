@@ -8,6 +8,7 @@ import { usePageTitle } from '../../layout/page-title.ts';
 import { Link } from '../../router.tsx';
 import { type HealthTile, healthTiles, levelWords } from './health.ts';
 import { StateChart } from './StateChart.tsx';
+import { TopAppsCard } from './TopApps.tsx';
 import type { Dashboard, RecentRun, SystemInfo } from './types.ts';
 
 function Totals(props: { dashboard: Dashboard }) {
@@ -88,6 +89,9 @@ export function DashboardPage() {
                 </Card>
                 <Card title="Recent runs" class="dashboard-runs">
                     {dashboard.data ? <RecentRuns runs={dashboard.data.recentRuns} /> : <Spinner />}
+                </Card>
+                <Card title="Top apps now" class="dashboard-top-apps">
+                    <TopAppsCard />
                 </Card>
                 <Card title="Integrations" class="dashboard-health">
                     <ErrorText error={system.error} />
