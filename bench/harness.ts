@@ -21,6 +21,7 @@ export const CONNECTIONS = 16;
 
 export interface Process {
     port: number;
+    pid: number;
     stop(): Promise<void>;
 }
 
@@ -56,6 +57,7 @@ export async function startProcess(entry: string, environment: Record<string, st
     await waitUntilListening(port, readyPath, child);
     return {
         port,
+        pid: child.pid ?? 0,
         async stop() {
             const exited = new Promise((resolve) => child.once('exit', resolve));
             child.kill('SIGTERM');

@@ -131,6 +131,16 @@ same request against a second Gatehouse with \`READ_CACHE_ENTRIES=0\`, which rea
 its ratio to the same run's bare figure. Regenerate with \`npm run bench\` (or
 \`npm run bench -- <name>\`); the raw figures are in \`bench/results.json\`.
 
+The \`read-paths\` rows (issue 32) repeat one signed-in request, so after the first the session look-up and the answer
+come from the deploy manager's read caches (the write counters of every table the answer reads checked on every
+request); their notes give the machine's load average around each comparison, which on 2026-11-27 stayed between 9
+and 33 on the 2 cores (a CI run and other sessions' test suites), so the rates are low and the ratios move by 0.1 to
+0.2 from run to run. Measured apart as CPU time per request in the server process (20,000 requests at 16 connections
+after 3,000 to warm up, 50 draft apps, same machine and load), before the caches and after: GET /api/apps 427 µs to 76
+µs (the bare route with the same body 40 µs), GET /api/dashboard 283 µs to 48 µs (27 µs), GET /api/apps/{name} 474 µs to
+68 µs (34 µs). Before, 39-41% of each request's CPU was in its 5 to 7 queries (the session join on every request among
+them), 7% in the app page's draft validated by joi; after, the socket write and hapi's own work are most of it.
+
 ${table(figures)}
 `;
     Fs.writeFileSync(RESULTS_FILE, text);
