@@ -9,7 +9,7 @@ import { notifications } from './notification-service.ts';
 const FAILED_STATES = new Set(['failed', 'rolled back', 'interrupted']);
 
 /**
- * Notifications hear of the runs' ends (a failed, rolled-back or interrupted run), and look at the certificates once a
+ * Notifications hear of the runs' ends (a failed, rolled-back or interrupted run; a backup's is backup-failed), and look at the certificates once a
  * day (jobs/check-certificates.ts, at a minute chosen per server); their sending stops with the server.
  */
 export default async function setUpNotifications(server: Server): Promise<void> {
@@ -18,10 +18,14 @@ export default async function setUpNotifications(server: Server): Promise<void> 
             return;
         }
 
+        // A backup is a run of its own kind: its failure is the backup-failed event (a restore's is run-failed).
+        const backup = run.kind === 'backup';
         await notifications(server).notify({
-            kind: 'run-failed',
+            kind: backup ? 'backup-failed' : 'run-failed',
             app: run.app,
-            summary: `${run.kind} of ${run.app} ${run.state === 'rolled back' ? 'was rolled back' : run.state}`,
+            summary: backup
+                ? `the backup of ${run.app} ${run.state === 'interrupted' ? 'was interrupted' : 'failed'}`
+                : `${run.kind} of ${run.app} ${run.state === 'rolled back' ? 'was rolled back' : run.state}`,
             details: { run: run.id, kind: run.kind, state: run.state, error: run.error },
         });
     });

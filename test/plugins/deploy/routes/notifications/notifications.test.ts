@@ -87,7 +87,7 @@ describe('deploy manager: notifications', () => {
     });
 
     /** Starts a run of the steps fixture that fails, and waits for its deliveries to be sent. */
-    const failRun = async (app: string): Promise<number> => {
+    const failRun = async (app: string, kind = 'deploy'): Promise<number> => {
         const [actor] = await deployUsers(server.context.server).list();
         if (!actor) {
             throw new Error('no user');
@@ -95,7 +95,7 @@ describe('deploy manager: notifications', () => {
 
         const runId = await runs(server.context.server).start({
             app,
-            kind: 'deploy',
+            kind,
             actor,
             script: STEPS,
             data: { steps: 1, delayMs: 1, outcome: 'failed' },
@@ -233,6 +233,23 @@ describe('deploy manager: notifications', () => {
         const [delivery] = (await deliveriesFor(await emailOf(user))).filter((entry) => entry.app === 'unanswered');
         expect(delivery).to.include({ status: 'failed', attempts: 4 });
         expect(delivery?.error).to.include('ECONNREFUSED');
+    });
+
+    it('tells a failed backup run as backup-failed, to those who chose that and not to those who chose run-failed alone', async () => {
+        const chooser = await server.signInAs('viewer');
+        const runsOnly = await server.signInAs('viewer');
+        await chooser.put('/api/account/notifications', {
+            webhook: { url: `${hookUrl}/backups`, secret: SECRET, kinds: ['backup-failed'] },
+        });
+        await runsOnly.put('/api/account/notifications', {
+            webhook: { url: `${hookUrl}/runs-only`, secret: SECRET, kinds: ['run-failed'] },
+        });
+        await failRun('backed-up', 'backup');
+        const [delivery] = await deliveriesFor(await emailOf(chooser));
+        expect(delivery).to.include({ kind: 'backup-failed', app: 'backed-up', status: 'delivered' });
+        const hook = received.find((request) => request.path === '/backups');
+        expect(JSON.parse(hook?.body ?? '{}')).to.include({ kind: 'backup-failed', summary: 'the backup of backed-up failed' });
+        expect(await deliveriesFor(await emailOf(runsOnly))).to.equal([]);
     });
 
     /** A self-signed certificate for the domain, valid for `days`, where the deploy manager keeps certificates. */
