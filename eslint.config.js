@@ -3,7 +3,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-    { ignores: ['node_modules/**', 'data/**', 'assets/**', 'coverage/**', 'web/dist/**', 'web/.dist-*/**', 'test-output/**'] },
+    {
+        ignores: [
+            'node_modules/**',
+            'dist/**',
+            '.dist-*/**',
+            'data/**',
+            'assets/**',
+            'coverage/**',
+            'web/dist/**',
+            'web/.dist-*/**',
+            'test-output/**',
+        ],
+    },
     js.configs.recommended,
     ...tseslint.configs.recommended,
     {

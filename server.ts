@@ -10,6 +10,7 @@ import { type Config, ConfigError, loadConfig } from './lib/config.ts';
 import { loadMasterKey, Sealer } from './lib/crypto.ts';
 import { registerErrorShapes } from './lib/errors.ts';
 import { loggingPlugin } from './lib/logging.ts';
+import { ROOT_DIR } from './lib/paths.ts';
 import { guardPayloadDecoders } from './lib/payload-decoders.ts';
 import { dbPlugin } from './plugins/db.ts';
 import { deployPlugin } from './plugins/deploy/index.ts';
@@ -18,7 +19,7 @@ import { docsPlugin } from './plugins/docs.ts';
 import { RecipeError } from './plugins/deploy/domain/recipes/recipe-files.ts';
 import { jobsPlugin } from './plugins/jobs.ts';
 
-export const ROOT_DIR = Path.dirname(fileURLToPath(import.meta.url));
+export { ROOT_DIR };
 export const GIT_SWAGGER_FILE = Path.join(ROOT_DIR, 'specs', 'git', 'swagger.v1.json');
 const DEPLOY_SPECS_DIR = Path.join(ROOT_DIR, 'specs', 'deploy');
 /** The deploy manager's web UI as Vite builds it (npm run build:web). */

@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-// Entry point of the `gatehouse` command: the CLI is TypeScript, run through tsx like the server.
-import { register } from 'tsx/esm/api';
+// Entry point of the `gatehouse` command: the build's CLI (dist/bin/cli.js, npm run build) when it is newer than
+// the sources, else the TypeScript CLI through tsx, like the server from its sources.
+import { isBuildFresh } from './build-state.js';
 
-register();
-await import('./cli.ts');
+if (isBuildFresh()) {
+    await import('../dist/bin/cli.js');
+} else {
+    const { register } = await import('tsx/esm/api');
+    register();
+    await import('./cli.ts');
+}

@@ -1,10 +1,12 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
 import knexFactory, { type Knex } from 'knex';
 
-export const MIGRATIONS_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
+import { CODE_DIR, CODE_EXTENSION } from './paths.ts';
+
+export const MIGRATIONS_DIR = Path.join(CODE_DIR, 'migrations');
 
 export type DatabaseKind = 'sqlite' | 'mysql';
 
@@ -140,18 +142,19 @@ interface MigrationModule {
     down(knex: Knex): Promise<void>;
 }
 
-/** Migrations are TypeScript modules named `<timestamp>_<what>.ts`, imported as ES modules. */
+/** Migrations are modules named `<timestamp>_<what>.ts` (`.js` in the build), imported as ES modules. */
 export class FolderMigrationSource implements Knex.MigrationSource<string> {
     constructor(private readonly folder: string = MIGRATIONS_DIR) {}
 
     async getMigrations(): Promise<string[]> {
         return Fs.readdirSync(this.folder)
-            .filter((file) => /^\d+_[\w-]+\.ts$/.test(file))
+            .filter((file) => /^\d+_[\w-]+\.[jt]s$/.test(file) && file.endsWith(CODE_EXTENSION))
             .sort();
     }
 
+    /** The name knex records is the source's (`.ts`), whether the build or the sources ran the migration. */
     getMigrationName(migration: string): string {
-        return migration;
+        return migration.replace(/\.js$/, '.ts');
     }
 
     async getMigration(migration: string): Promise<MigrationModule> {

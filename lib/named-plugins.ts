@@ -3,12 +3,23 @@
  * and its default export is the plugin. Dropping a file in adds one; nothing lists them by hand. A kind of plugin
  * may be looked for in more folders than the project's own (a setting's folders, say): a name is one file, so a
  * name found in two folders stops the listing, naming both files.
+ *
+ * From the sources (tsx) a file is `<name>.ts`, `.js` or `.mjs`; the build (dist/) finds its own folders' `<name>.js`,
+ * and in a folder a setting adds `<name>.js` or `<name>.mjs` only, since plain Node cannot import TypeScript.
  */
 import Fs from 'node:fs';
 import Path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { CODE_DIR, DROP_IN_EXTENSIONS, RUNNING_BUILT } from './paths.ts';
+
 const PLUGIN_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** The extensions of the plugin files in `directory`: the build's own folders hold only what tsc wrote. */
+function pluginExtensions(directory: string): readonly string[] {
+    const inBuild = RUNNING_BUILT && !Path.relative(CODE_DIR, Path.resolve(directory)).startsWith('..');
+    return inBuild ? ['.js'] : DROP_IN_EXTENSIONS;
+}
 
 export interface NamedPlugins<T> {
     names(): string[];
@@ -19,7 +30,7 @@ export interface NamedPlugins<T> {
 /**
  * `directories`: the project's folder, then any others; `what` names the plugin in errors (`a SignInMethod`);
  * `isPlugin` checks a default export; `supportFiles` are the folders' files that are not plugins (their names
- * without `.ts`).
+ * without the extension).
  */
 export function namedPlugins<T>(
     directories: string | readonly string[],
@@ -29,8 +40,14 @@ export function namedPlugins<T>(
     const files = (): Map<string, string> => {
         const found = new Map<string, string>();
         for (const directory of typeof directories === 'string' ? [directories] : directories) {
-            for (const file of Fs.readdirSync(directory).filter((candidate) => candidate.endsWith('.ts'))) {
-                const name = file.slice(0, -3);
+            const extensions = pluginExtensions(directory);
+            for (const file of Fs.readdirSync(directory)) {
+                const extension = Path.extname(file);
+                if (!extensions.includes(extension)) {
+                    continue;
+                }
+
+                const name = file.slice(0, -extension.length);
                 if (!PLUGIN_NAME.test(name) || support.has(name)) {
                     continue;
                 }

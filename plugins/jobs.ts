@@ -1,15 +1,21 @@
 import Path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import type { Plugin, Server } from '@hapi/hapi';
 import Bree from 'bree';
 
-const ROOT_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..');
-export const JOBS_DIR = Path.join(ROOT_DIR, 'jobs');
-const BOOT_SCRIPT = Path.join(JOBS_DIR, 'boot.mjs');
+import { CODE_DIR, codeFile, RUNNING_BUILT } from '../lib/paths.ts';
+
+export const JOBS_DIR = Path.join(CODE_DIR, 'jobs');
+/** From the sources a worker starts in jobs/boot.mjs, which registers tsx; the build's jobs are plain JavaScript. */
+const BOOT_SCRIPT = RUNNING_BUILT ? undefined : Path.join(CODE_DIR, 'jobs', 'boot.mjs');
+
+/** A job's file as it runs: jobs/<name>.ts, or dist/jobs/<name>.js when built. */
+export function jobFile(name: string): string {
+    return codeFile(JOBS_DIR, name);
+}
 
 export interface ScheduledJob {
-    /** The job's name, and its file: jobs/<name>.ts (or `script`). */
+    /** The job's name, and its file: jobs/<name>.ts, dist/jobs/<name>.js when built (or `script`). */
     name: string;
     script?: string;
     /** A cron expression, or Bree's `interval` (milliseconds or human text like '10m'). */
@@ -55,10 +61,10 @@ export class JobRunner {
     }
 
     async schedule(job: ScheduledJob): Promise<void> {
-        const script = job.script ?? Path.join(JOBS_DIR, `${job.name}.ts`);
+        const script = job.script ?? jobFile(job.name);
         await this.bree.add({
             name: job.name,
-            path: BOOT_SCRIPT,
+            path: BOOT_SCRIPT ?? script,
             cron: job.cron,
             hasSeconds: job.hasSeconds,
             interval: job.interval,
@@ -82,7 +88,7 @@ export class JobRunner {
     async runOnce(script: string, data: Record<string, unknown> = {}, listener?: MessageListener): Promise<void> {
         this.#counter += 1;
         const name = `${Path.basename(script, Path.extname(script))}-${process.pid}-${this.#counter}`;
-        await this.bree.add({ name, path: BOOT_SCRIPT, timeout: false, worker: { workerData: this.#workerData(script, data) } });
+        await this.bree.add({ name, path: BOOT_SCRIPT ?? script, timeout: false, worker: { workerData: this.#workerData(script, data) } });
         if (listener) {
             this.#listeners.set(name, listener);
         }

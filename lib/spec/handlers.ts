@@ -4,16 +4,18 @@ import { pathToFileURL } from 'node:url';
 
 import type { Lifecycle, Server } from '@hapi/hapi';
 
+import { CODE_EXTENSION } from '../paths.ts';
+
 export type HandlerTable = Map<string, Lifecycle.Method>;
 
-/** The TypeScript files directly in `folder`, in name order; none when it does not exist. */
+/** The modules directly in `folder` (`.ts`, or `.js` when built), in name order; none when it does not exist. */
 function moduleFiles(folder: string): string[] {
     if (!Fs.existsSync(folder)) {
         return [];
     }
 
     return Fs.readdirSync(folder)
-        .filter((file) => file.endsWith('.ts'))
+        .filter((file) => file.endsWith(CODE_EXTENSION))
         .sort()
         .map((file) => Path.join(folder, file));
 }
@@ -63,7 +65,7 @@ export type ServicesSetup = (server: Server) => void | Promise<void>;
  */
 export async function setUpDomain(domainRoot: string, server: Server, order: readonly string[]): Promise<void> {
     const concepts = Fs.existsSync(domainRoot) ? Fs.readdirSync(domainRoot) : [];
-    const withSetup = concepts.filter((concept) => Fs.existsSync(Path.join(domainRoot, concept, 'setup.ts'))).sort();
+    const withSetup = concepts.filter((concept) => Fs.existsSync(Path.join(domainRoot, concept, `setup${CODE_EXTENSION}`))).sort();
     const unlisted = withSetup.filter((concept) => !order.includes(concept));
     const absent = order.filter((concept) => !withSetup.includes(concept));
     if (unlisted.length > 0 || absent.length > 0) {
@@ -76,7 +78,7 @@ export async function setUpDomain(domainRoot: string, server: Server, order: rea
     }
 
     for (const concept of order) {
-        const file = Path.join(domainRoot, concept, 'setup.ts');
+        const file = Path.join(domainRoot, concept, `setup${CODE_EXTENSION}`);
         const module = (await import(pathToFileURL(file).href)) as { default?: ServicesSetup };
         if (typeof module.default !== 'function') {
             throw new Error(`${Path.relative(process.cwd(), file)} must export a default function (server) => void`);

@@ -1,8 +1,7 @@
-import { fileURLToPath } from 'node:url';
-
 import type Joi from 'joi';
 
 import { deployValidationMessage, ValidationError } from '../../../../lib/errors.ts';
+import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { readDeploySpec } from '../../../../lib/spec/deploy-loader.ts';
 import { type Definitions, SchemaConverter } from '../../../../lib/spec/schema-to-joi.ts';
 import { checkAcsPath } from '../../../sso/method-types.ts';
@@ -46,7 +45,7 @@ export const DRAFT_LIMITS = {
 /** Kept sealed in columns of their own, never in the stored draft. */
 const SEALED_FIELDS = new Set(['secrets', 'sharedPassword']);
 
-const SPEC_FILE = fileURLToPath(new URL('../../../../specs/deploy/apps.yaml', import.meta.url));
+const SPEC_FILE = `${ROOT_DIR}/specs/deploy/apps.yaml`;
 
 /** Built for the definitions of one start (the sign-in methods there were then). */
 let draftSchema: { definitions: Definitions; schema: Joi.Schema } | undefined;

@@ -12,6 +12,7 @@ import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
 import { randomToken } from '../../../../lib/crypto.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { jobFile } from '../../../jobs.ts';
 import { audit } from '../accounts/audit-service.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
@@ -21,7 +22,7 @@ import type { BackupHolds, BackupRunData } from './backup-runs.ts';
 import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from './restic.ts';
 
 /** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/backups/). */
-const BACKUP_SCRIPT = Path.join(import.meta.dirname, '..', '..', '..', '..', 'jobs', 'app-backup.ts');
+const BACKUP_SCRIPT = jobFile('app-backup');
 
 export interface Backup {
     id: number;

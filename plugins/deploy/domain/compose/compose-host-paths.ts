@@ -5,13 +5,13 @@
  */
 import Fs from 'node:fs';
 import Path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import type { Config } from '../../../../lib/config.ts';
+import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { interpolate } from './compose-interpolation.ts';
 
-/** Gatehouse's own code: plugins/deploy/domain/compose is four levels down. */
-const INSTALL_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+/** Gatehouse's own code, its build (dist/) included. */
+const INSTALL_DIR = ROOT_DIR;
 
 const DOCKER_SOCKETS = ['/var/run/docker.sock', '/run/docker.sock'];
 

@@ -3,11 +3,12 @@ import Net from 'node:net';
 
 import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
 
+import { ROOT_DIR } from '../../../../lib/paths.ts';
 import type { Finding } from '../findings/finding.ts';
 import { describePort } from './compose-entries.ts';
 import { formatPath, type PathSegment } from './compose-path.ts';
 
-const SCHEMA_FILE = new URL('../../../../assets/compose/compose-spec.json', import.meta.url);
+const SCHEMA_FILE = `${ROOT_DIR}/assets/compose/compose-spec.json`;
 
 type SchemaNode = Record<string, unknown>;
 

@@ -5,11 +5,12 @@
  */
 import Fs from 'node:fs';
 
+import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { imageName, matchRecipe } from '../recipes/image-match.ts';
 import type { Recipe } from '../recipes/recipe-types.ts';
 
-const CURATED_FILE = new URL('../../../../assets/sso/curated-sso.json', import.meta.url);
-const GUIDES_FILE = new URL('../../../../assets/sso/authentik-integrations.json', import.meta.url);
+const CURATED_FILE = `${ROOT_DIR}/assets/sso/curated-sso.json`;
+const GUIDES_FILE = `${ROOT_DIR}/assets/sso/authentik-integrations.json`;
 
 export interface CuratedMethod {
     paid?: boolean;

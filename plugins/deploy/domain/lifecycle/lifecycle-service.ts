@@ -2,12 +2,12 @@
  * Starting the runs that change the host. Everything a person can fix is checked here, before a run starts
  * and before anything is saved (422); the run itself executes jobs/app-run.ts in a worker.
  */
-import Path from 'node:path';
 
 import type { Server } from '@hapi/hapi';
 
 import { ConflictError, forField, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { jobFile } from '../../../jobs.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
@@ -34,7 +34,7 @@ import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../
 import { type RunState, runs } from '../runs/run-service.ts';
 
 /** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/lifecycle/). */
-const RUN_SCRIPT = Path.join(import.meta.dirname, '..', '..', '..', '..', 'jobs', 'app-run.ts');
+const RUN_SCRIPT = jobFile('app-run');
 
 export interface ComposeUpdate {
     mode: 'model' | 'text';

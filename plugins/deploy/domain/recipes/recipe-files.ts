@@ -5,13 +5,13 @@
  */
 import Fs from 'node:fs';
 import Path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import YAML from 'yaml';
 
 import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../../../../lib/app-urls.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
+import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
 import { checkAcsPath } from '../../../sso/method-types.ts';
 import { PLACEHOLDER_NAMES, placeholdersIn } from '../../../sso/placeholders.ts';
@@ -20,7 +20,7 @@ import type { Recipe, RecipeFields } from './recipe-types.ts';
 import type { Definitions } from '../../../../lib/spec/schema-to-joi.ts';
 import { deploySpecDefinitions, startedAdapterNames, startedMethodNames } from '../apps/spec-definitions.ts';
 
-export const SHIPPED_RECIPES_DIR = fileURLToPath(new URL('../../../../recipes/', import.meta.url));
+export const SHIPPED_RECIPES_DIR = Path.join(ROOT_DIR, 'recipes');
 const SCHEMA_FILE = Path.join(SHIPPED_RECIPES_DIR, 'recipe.schema.json');
 const RECIPE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** Where a catalog template's compose file puts the image and the loopback port the app gets. */

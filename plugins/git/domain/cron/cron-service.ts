@@ -1,17 +1,15 @@
-import Path from 'node:path';
-
 import type { Server } from '@hapi/hapi';
 
 import { toRfc3339 } from '../../../../lib/database.ts';
 import { NotFoundError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
-import { JOBS_DIR } from '../../../jobs.ts';
+import { jobFile } from '../../../jobs.ts';
 import type { CronJobData, CronOutcome, CronRequest } from './lease.ts';
 import { nextRunAt, parseSchedule, type Schedule } from './schedule.ts';
 import { CRON_TASKS, UNREGISTERED_TASKS } from './tasks.ts';
 
-export const CRON_WORKER = Path.join(JOBS_DIR, 'cron-task.ts');
+export const CRON_WORKER = jobFile('cron-task');
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /** A task as configured: Gitea's defaults, overridden by CRON_<TASK>_ENABLED, _SCHEDULE and _RUN_AT_START. */

@@ -5,7 +5,7 @@ import Path from 'node:path';
 import YAML from 'yaml';
 
 import { NotFoundError } from '../../../../lib/errors.ts';
-import { fileURLToPath } from 'node:url';
+import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { defineService } from '../../../../lib/services.ts';
 
 /** Gitea's structs.LabelTemplate, its fields in the order Gitea's JSON gives them. */
@@ -214,7 +214,7 @@ function normaliseColor(color: string): string {
     return hex;
 }
 
-const ASSETS_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'assets');
+const ASSETS_DIR = Path.join(ROOT_DIR, 'assets');
 
 /** The ignore-file, label and licence templates: the bundled ones, and an administrator's own under the data folder. */
 export const templates = defineService(
