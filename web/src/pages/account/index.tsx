@@ -2,12 +2,13 @@ import { useSession } from '../../api.ts';
 import { Spinner } from '../../components/Spinner.tsx';
 import { usePageTitle } from '../../layout/page-title.ts';
 import './account.css';
+import { NotificationsCard } from './notifications-card.tsx';
 import { PasswordCard } from './password-card.tsx';
 import { ProfileCard } from './profile-card.tsx';
 import { SessionsCard } from './sessions-card.tsx';
 import { TwoFactorCard } from './two-factor-card.tsx';
 
-/** The signed-in user's own account: profile, password, two factors and where the user is signed in. */
+/** The signed-in user's own account: profile, password, two factors, where the user is signed in and which events reach them. */
 export function AccountPage() {
     usePageTitle('Account');
     const { user, loading } = useSession();
@@ -22,6 +23,7 @@ export function AccountPage() {
             <PasswordCard />
             <TwoFactorCard enabled={user.totpEnabled === true} />
             <SessionsCard />
+            <NotificationsCard />
         </div>
     );
 }

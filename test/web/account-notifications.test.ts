@@ -1,0 +1,61 @@
+// needs: chromium
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { checkAccessibility, screenshot, watchPage, type WebServer, startWebServer } from './harness.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const SECRET = 'a-webhook-secret-1';
+
+describe('web UI: the account page, notifications', { timeout: 120_000 }, () => {
+    let web: WebServer;
+
+    before(async () => {
+        web = await startWebServer();
+    });
+
+    after(async () => {
+        await web?.stop();
+    });
+
+    it('chooses events per channel, sets a webhook with a secret that is never shown again, and shows a refusal at its field', async () => {
+        const user = await web.signInAs('viewer');
+        const { page } = user;
+        const problems = watchPage(page);
+        await page.goto(`${web.baseUrl}/account`);
+        const card = page.getByRole('region', { name: 'Notifications' });
+        await card.getByLabel(`Send e-mail to ${user.email}`).waitFor();
+        await checkAccessibility(page);
+
+        await card.getByLabel(`Send e-mail to ${user.email}`).check();
+        const byEmail = card.getByRole('group', { name: 'Events by e-mail' });
+        await byEmail.getByLabel('A run failed or was rolled back').check();
+        await byEmail.getByLabel('A backup failed').check();
+        await card.getByLabel(/^Webhook URL/).fill('ftp://hooks.example.com/');
+        await card.getByRole('button', { name: 'Save notifications' }).click();
+        await card.getByText('Only http and https URLs').waitFor();
+        expect(await card.getByLabel(/^Webhook URL/).getAttribute('aria-invalid')).to.equal('true');
+
+        await card.getByLabel(/^Webhook URL/).fill('https://hooks.example.com/gatehouse');
+        await card.getByLabel(/^Webhook secret/).fill(SECRET);
+        await card.getByRole('group', { name: 'Events by webhook' }).getByLabel('A certificate expires within 14 days').check();
+        await card.getByRole('button', { name: 'Save notifications' }).click();
+        await card.getByText('set', { exact: true }).waitFor();
+        await screenshot(page, 'account-notifications');
+
+        const saved = await user.api.get('/api/account/notifications');
+        expect(saved.body).to.equal({
+            email: { enabled: true, address: user.email, kinds: ['run-failed', 'backup-failed'] },
+            webhook: { url: 'https://hooks.example.com/gatehouse', secretSet: true, kinds: ['certificate-expiring'] },
+        });
+        await page.reload();
+        await card.getByLabel(/^New webhook secret/).waitFor();
+        expect(await card.getByLabel(/^New webhook secret/).inputValue()).to.equal('');
+        expect(await page.content()).to.not.include(SECRET);
+        expect(await card.getByRole('group', { name: 'Events by e-mail' }).getByLabel('A backup failed').isChecked()).to.be.true();
+        expect(problems.list()).to.equal([]);
+    });
+});
