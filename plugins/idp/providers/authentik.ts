@@ -5,25 +5,19 @@
  * one `forward_single` proxy provider and one application per app, since only single-application mode keeps
  * per-app policies, and the provider added to the outpost's list.
  */
-import {
+import { createRequire } from 'node:module';
+
+import type * as AuthentikApi from '@goauthentik/api';
+import type {
     AdminApi,
-    type ApiResponse,
-    ClientTypeEnum,
-    Configuration,
+    ApiResponse,
     CoreApi,
     CryptoApi,
-    FetchError,
     FlowsApi,
-    GrantTypeEnum,
-    IntentEnum,
-    MatchingModeEnum,
     OutpostsApi,
     PoliciesApi,
     PropertymappingsApi,
     ProvidersApi,
-    ProxyMode,
-    ResponseError,
-    SAMLBindingsEnum,
 } from '@goauthentik/api';
 import Joi from 'joi';
 
@@ -50,6 +44,16 @@ import {
 
 /** What an application's ensure has changed, for its undo. */
 type ApplicationChanges = Pick<ProviderChanges, 'applicationCreated' | 'previousGroups' | 'previousApplication'>;
+/**
+ * The generated client, loaded when a connection is first made rather than with the kind: it is about 45 MB of
+ * memory and most of a second of the server's start, which a server not talking to authentik need not pay.
+ */
+let api: typeof AuthentikApi | undefined;
+function authentikApi(): typeof AuthentikApi {
+    api ??= createRequire(import.meta.url)('@goauthentik/api') as typeof AuthentikApi;
+    return api;
+}
+
 const EMBEDDED_OUTPOST = 'goauthentik.io/outposts/embedded';
 const DEFAULT_AUTHORIZATION_FLOW = 'default-provider-authorization-implicit-consent';
 const DEFAULT_INVALIDATION_FLOW = 'default-provider-invalidation-flow';
@@ -57,7 +61,10 @@ const DEFAULT_SIGNING_KEY = 'authentik Self-signed Certificate';
 const PAGE_SIZE = 100;
 const OIDC_SCOPES = ['openid', 'email', 'profile'].map((scope) => `goauthentik.io/providers/oauth2/scope-${scope}`);
 // Since 2026.5 a provider made through the API without grant types gets none, and refuses every authorization.
-const OIDC_GRANT_TYPES = [GrantTypeEnum.AuthorizationCode, GrantTypeEnum.RefreshToken];
+const OIDC_GRANT_TYPES = (): AuthentikApi.GrantTypeEnum[] => [
+    authentikApi().GrantTypeEnum.AuthorizationCode,
+    authentikApi().GrantTypeEnum.RefreshToken,
+];
 const SAML_MAPPING = 'goauthentik.io/providers/saml';
 const SAML_NAME_ID = `${SAML_MAPPING}/username`;
 const SAML_ATTRIBUTES = ['username', 'email', 'name', 'groups', 'uid'].map((name) => `${SAML_MAPPING}/${name}`);
@@ -101,13 +108,13 @@ async function asIdpError(error: unknown, url: string, what: string): Promise<Id
         return error;
     }
 
-    if (error instanceof FetchError || (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError') {
-        const cause = (error as FetchError).cause as (Error & { cause?: { code?: string } }) | undefined;
+    if (error instanceof authentikApi().FetchError || (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError') {
+        const cause = (error as AuthentikApi.FetchError).cause as (Error & { cause?: { code?: string } }) | undefined;
         const detail = cause?.cause?.code ?? cause?.message ?? (error as Error).message;
         return new IdpError('unreachable', `authentik at ${url} could not be reached (${detail})`);
     }
 
-    if (error instanceof ResponseError) {
+    if (error instanceof authentikApi().ResponseError) {
         const status = error.response.status;
         const body = await describeResponse(error.response);
         if (status === 403 || status === 401) {
@@ -157,6 +164,8 @@ class Authentik implements IdentityProvider {
 
     constructor(credentials: IdpCredentials, timeoutMs: number) {
         this.#url = credentials.url;
+        const { AdminApi, Configuration, CoreApi, CryptoApi, FlowsApi, OutpostsApi, PoliciesApi, PropertymappingsApi, ProvidersApi } =
+            authentikApi();
         const configuration = new Configuration({
             basePath: baseUrlOf(credentials.url),
             accessToken: credentials.token,
@@ -259,7 +268,9 @@ class Authentik implements IdentityProvider {
                 await this.#core.coreTokensDestroyRaw({ identifier });
             }
 
-            await this.#core.coreTokensCreateRaw({ tokenRequest: { identifier, intent: IntentEnum.Api, expiring: false, description } });
+            await this.#core.coreTokensCreateRaw({
+                tokenRequest: { identifier, intent: authentikApi().IntentEnum.Api, expiring: false, description },
+            });
             const view = await this.#read<{ key: string }>(
                 this.#core.coreTokensViewKeyRetrieveRaw({ identifier }),
                 TOKEN_KEY,
@@ -316,7 +327,7 @@ class Authentik implements IdentityProvider {
         try {
             return await json(this.#core.coreApplicationsRetrieveRaw({ slug }));
         } catch (error) {
-            if (error instanceof ResponseError && error.response.status === 404) {
+            if (error instanceof authentikApi().ResponseError && error.response.status === 404) {
                 return undefined;
             }
 
@@ -327,7 +338,7 @@ class Authentik implements IdentityProvider {
     /** Makes the proxy provider or updates the one there; answers its id. */
     async #ensureProvider(app: ForwardAuthApp, changes: ForwardAuthChanges, recorded: () => Promise<void>): Promise<number> {
         const fields = {
-            mode: ProxyMode.ForwardSingle,
+            mode: authentikApi().ProxyMode.ForwardSingle,
             externalHost: app.externalHost,
             authorizationFlow: app.authorizationFlow,
             invalidationFlow: app.invalidationFlow,
@@ -472,7 +483,7 @@ class Authentik implements IdentityProvider {
             if (changes.previousProvider) {
                 await this.#providers.providersProxyPartialUpdateRaw({
                     id: changes.providerId,
-                    patchedProxyProviderRequest: { mode: ProxyMode.ForwardSingle, ...changes.previousProvider },
+                    patchedProxyProviderRequest: { mode: authentikApi().ProxyMode.ForwardSingle, ...changes.previousProvider },
                 });
             }
         });
@@ -575,7 +586,7 @@ class Authentik implements IdentityProvider {
                 nameIdMapping: mappings.nameId,
                 propertyMappings: mappings.attributes,
                 // Service providers such as mod_auth_mellon take the answer only by POST at their ACS.
-                spBinding: SAMLBindingsEnum.Post,
+                spBinding: authentikApi().SAMLBindingsEnum.Post,
             };
             await this.#ensureWithApplication(app, changes, await this.#findSamlProvider(app.objectName), {
                 create: () => json(this.#providers.providersSamlCreateRaw({ sAMLProviderRequest: { name: app.objectName, ...fields } })),
@@ -732,11 +743,11 @@ class Authentik implements IdentityProvider {
             const fields = {
                 authorizationFlow: client.authorizationFlow,
                 invalidationFlow: client.invalidationFlow,
-                clientType: ClientTypeEnum.Confidential,
-                grantTypes: OIDC_GRANT_TYPES,
+                clientType: authentikApi().ClientTypeEnum.Confidential,
+                grantTypes: OIDC_GRANT_TYPES(),
                 clientId: client.clientId,
                 clientSecret: client.clientSecret,
-                redirectUris: [{ matchingMode: MatchingModeEnum.Regex, url: client.redirectPattern }],
+                redirectUris: [{ matchingMode: authentikApi().MatchingModeEnum.Regex, url: client.redirectPattern }],
                 signingKey: client.signingKey,
                 propertyMappings: mappings,
             };

@@ -3,12 +3,12 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import * as acme from 'acme-client';
+import type * as Acme from 'acme-client';
 
 import type { HostConfig } from '../../../../lib/config.ts';
 import { type CertificateInfo, certificateInfo, certificatePaths } from '../host/certificate-info.ts';
 import { assertDomain, loadOrCreateAccountKey, removeChallengeFile, writeAtomically, writeChallengeFile } from './acme-files.ts';
-import { withTrustedCa } from './acme-transport.ts';
+import { acmeClient, withTrustedCa } from './acme-transport.ts';
 
 export interface CertificateRequest {
     domain: string;
@@ -65,21 +65,21 @@ async function issue(directoryUrl: string, request: CertificateRequest): Promise
     }
 
     log(`Finalizing the order for ${domain}`);
-    const [key, csr] = await acme.crypto.createCsr({ commonName: domain, altNames: [domain] });
+    const [key, csr] = await acmeClient().crypto.createCsr({ commonName: domain, altNames: [domain] });
     const finalized = await client.finalizeOrder(order, csr);
     return { chain: await client.getCertificate(finalized), key };
 }
 
 async function accountClient(directoryUrl: string, certificatesDir: string, host: HostConfig, log: (text: string) => void) {
-    const account = await loadOrCreateAccountKey(certificatesDir, () => acme.crypto.createPrivateKey());
-    const client = new acme.Client({ directoryUrl, accountKey: account.key, ...BACKOFF });
+    const account = await loadOrCreateAccountKey(certificatesDir, () => acmeClient().crypto.createPrivateKey());
+    const client = new (acmeClient().Client)({ directoryUrl, accountKey: account.key, ...BACKOFF });
     await register(client, account.created, host.acmeEmail);
     log(`ACME account ready at ${directoryUrl}`);
     return client;
 }
 
 /** Looks the kept key's account up first: asking to create it again would send an empty update, which CAs refuse. */
-async function register(client: acme.Client, keyIsNew: boolean, email: string | undefined): Promise<void> {
+async function register(client: Acme.Client, keyIsNew: boolean, email: string | undefined): Promise<void> {
     const contact = email ? { contact: [`mailto:${email}`] } : {};
     if (!keyIsNew) {
         try {
@@ -94,7 +94,7 @@ async function register(client: acme.Client, keyIsNew: boolean, email: string | 
     await client.createAccount({ termsOfServiceAgreed: true, ...contact });
 }
 
-async function authorize(client: acme.Client, authorization: acme.Authorization, webroot: string, log: (text: string) => void) {
+async function authorize(client: Acme.Client, authorization: Acme.Authorization, webroot: string, log: (text: string) => void) {
     const domain = authorization.identifier.value;
     if (authorization.status === 'valid') {
         log(`The CA already holds a valid authorization for ${domain}`);

@@ -1,8 +1,14 @@
 /** Trusting a test CA (pebble) for the ACME requests only, never for the rest of the process. */
 import Fs from 'node:fs';
 import Https from 'node:https';
+import { createRequire } from 'node:module';
 
-import * as acme from 'acme-client';
+import type * as Acme from 'acme-client';
+
+/** acme-client is loaded when a certificate is asked for, not at start (about 25 MB and half a second). */
+export function acmeClient(): typeof Acme {
+    return createRequire(import.meta.url)('acme-client') as typeof Acme;
+}
 
 /**
  * Runs `work` while the ACME client's requests to the directory's origin go through an agent that trusts `caFile`.
@@ -16,7 +22,7 @@ export async function withTrustedCa<T>(directoryUrl: string, caFile: string | un
 
     const agent = new Https.Agent({ ca: Fs.readFileSync(caFile) });
     const origin = new URL(directoryUrl).origin;
-    const interceptor = acme.axios.interceptors.request.use((request) => {
+    const interceptor = acmeClient().axios.interceptors.request.use((request) => {
         if (request.url && new URL(request.url).origin === origin) {
             request.httpsAgent = agent;
         }
@@ -26,6 +32,6 @@ export async function withTrustedCa<T>(directoryUrl: string, caFile: string | un
     try {
         return await work();
     } finally {
-        acme.axios.interceptors.request.eject(interceptor);
+        acmeClient().axios.interceptors.request.eject(interceptor);
     }
 }

@@ -4,9 +4,9 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import type { Server } from '@hapi/hapi';
-import Docker from 'dockerode';
 
 import { LABEL } from '../host/compose-labels.ts';
+import { dockerClient } from '../host/docker-client.ts';
 import { appNameProblem } from './app-names.ts';
 import { apps } from './app-service.ts';
 import { withFallbackAfter } from '../../../../lib/timeout.ts';
@@ -61,7 +61,7 @@ function pathCheck(path: string, what: string): Check {
 }
 
 async function containerCheck(name: string): Promise<Check> {
-    const docker = new Docker();
+    const docker = dockerClient();
     const listing = docker.listContainers({ all: true, filters: { label: [`${LABEL.project}=${name}`] } }).then(
         (containers) => containers.length,
         () => null,

@@ -1,10 +1,10 @@
 import Dgram from 'node:dgram';
 import Net from 'node:net';
 
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 
 import { withTimeout } from '../../../../lib/timeout.ts';
-import { isActiveHealthcheck } from '../host/docker-client.ts';
+import { dockerClient, isActiveHealthcheck } from '../host/docker-client.ts';
 import type { Finding } from '../findings/finding.ts';
 import { describePort, describeVolume, publishedPorts } from './compose-entries.ts';
 import { interpolate, type InterpolationProblem } from './compose-interpolation.ts';
@@ -209,7 +209,7 @@ async function declaresHealthcheck(docker: Docker, reference: string): Promise<b
 }
 
 async function reachableDocker(): Promise<Docker | undefined> {
-    const docker = new Docker();
+    const docker = dockerClient();
     try {
         await withTimeout(docker.ping(), DOCKER_TIMEOUT_MS, 'the Docker engine');
         return docker;

@@ -1,11 +1,15 @@
 /** The Docker engine, reached as dockerode reaches it by default: DOCKER_HOST, else the local socket. */
-import Docker from 'dockerode';
+import { createRequire } from 'node:module';
+
+import type Docker from 'dockerode';
 
 import type { HostConfig } from '../../../../lib/config.ts';
 import { LABEL } from './compose-labels.ts';
 
+/** dockerode is loaded on first use, not at start: with its gRPC and SSH dependencies, about 25 MB and half a second. */
 export function dockerClient(): Docker {
-    return new Docker();
+    const Dockerode = createRequire(import.meta.url)('dockerode') as typeof Docker;
+    return new Dockerode();
 }
 
 /** The gateway of a Docker network: the address its containers see the host's connections (nginx's) come from. */
