@@ -71,6 +71,9 @@ const ROLES_OF_ROUTES = {
         'apps.createApp',
         'apps.previewApp',
         'apps.saveDraft',
+        'backups.createBackup',
+        'backups.deleteBackup',
+        'backups.restoreBackup',
         'compose.parseComposeText',
         'compose.renderComposeSpec',
         'compose.validateComposeFile',
@@ -83,6 +86,7 @@ const ROLES_OF_ROUTES = {
         'nginx.renderNginx',
         'nginx.validateNginx',
         'recipes.detectSignIn',
+        'recipes.listAutoLoginAdapters',
         'recipes.saveAppRecipe',
         'secrets.generateSecret',
     ],
@@ -103,6 +107,7 @@ const ROLES_OF_ROUTES = {
         'users.listUsers',
         'users.updateUser',
     ],
+    viewer: ['backups.listBackups'],
 };
 
 function specText(groupRole: string | undefined, routes: Array<{ path: string; handler: string; role?: string }>): string {
