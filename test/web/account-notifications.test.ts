@@ -2,6 +2,8 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
+import { notifications } from '../../plugins/deploy/domain/notifications/notification-service.ts';
+import { Browser } from '../helpers/browser.ts';
 import { checkAccessibility, screenshot, watchPage, type WebServer, startWebServer } from './harness.ts';
 
 export const lab = Lab.script();
@@ -57,5 +59,32 @@ describe('web UI: the account page, notifications', { timeout: 120_000 }, () => 
         expect(await page.content()).to.not.include(SECRET);
         expect(await card.getByRole('group', { name: 'Events by e-mail' }).getByLabel('A backup failed').isChecked()).to.be.true();
         expect(problems.list()).to.equal([]);
+    });
+
+    it('shows administrators every delivery on the Notifications section of the admin page', async () => {
+        const user = await web.signInAs('viewer');
+        // A loopback address is not among the default allow-list's (external): the delivery is refused and recorded.
+        await user.api.put('/api/account/notifications', {
+            webhook: { url: 'http://127.0.0.1:9/hook', secret: SECRET, kinds: ['update-available'] },
+        });
+        await notifications(web.server).notify({
+            kind: 'update-available',
+            app: 'shown',
+            summary: 'an update of shown is available',
+            details: {},
+        });
+        await notifications(web.server).settled();
+
+        const admin = await web.signInAs('admin');
+        const problems = watchPage(admin.page);
+        await admin.page.goto(`${web.baseUrl}/admin/notifications`);
+        const row = admin.page.getByRole('row').filter({ hasText: 'an update of shown is available' });
+        await row.waitFor();
+        expect(await row.innerText()).to.include(user.email);
+        expect(await row.innerText()).to.include('refused');
+        expect(await row.innerText()).to.include('WEBHOOK_ALLOWED_HOST_LIST');
+        await checkAccessibility(admin.page);
+        expect(problems.list()).to.equal([]);
+        expect((await new Browser(web.baseUrl).get('/api/admin/notifications/deliveries')).status).to.equal(401);
     });
 });

@@ -9,6 +9,7 @@ import '../account/account.css';
 import './admin.css';
 import { AuditSection } from './audit.tsx';
 import { IdentityProviderSection } from './identity-provider.tsx';
+import { NotificationsSection } from './notifications.tsx';
 import { OidcSection } from './oidc.tsx';
 import { SystemSection } from './system.tsx';
 import { UsersSection } from './users.tsx';
@@ -22,6 +23,7 @@ interface Section {
 const SECTIONS: Section[] = [
     { id: 'users', label: 'Users', render: () => <UsersSection /> },
     { id: 'audit', label: 'Audit log', render: () => <AuditSection /> },
+    { id: 'notifications', label: 'Notifications', render: () => <NotificationsSection /> },
     { id: 'oidc', label: 'OIDC sign-in', render: () => <OidcSection /> },
     { id: 'idp', label: 'Identity provider', render: () => <IdentityProviderSection /> },
     { id: 'system', label: 'System', render: () => <SystemSection /> },
