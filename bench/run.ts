@@ -21,6 +21,7 @@ import { benchNginx } from './nginx.ts';
 import { benchReadPaths } from './read-paths.ts';
 import { benchSignIn } from './sign-in.ts';
 import { benchSse } from './sse.ts';
+import { benchStart } from './start.ts';
 import { benchWeb } from './web.ts';
 
 type Bench = () => Promise<BenchFigure | BenchFigure[]>;
@@ -44,6 +45,7 @@ const BENCHES: Record<string, Bench> = {
     autologin: benchAutologin,
     detect: benchDetect,
     web: benchWeb,
+    start: benchStart,
     'read-paths-50': () => benchReadPaths(50),
     'read-paths-500': () => benchReadPaths(500),
 };
