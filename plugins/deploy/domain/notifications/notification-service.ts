@@ -391,6 +391,17 @@ export class NotificationService {
         return warned;
     }
 
+    /** A certificate the scheduled renewal could not renew: the app it belongs to, and the CA's or the network's answer. */
+    async certificateRenewalFailed(domain: string, error: string): Promise<number> {
+        const app = await this.#knex('dp_apps').where({ domain }).first('name');
+        return await this.notify({
+            kind: 'certificate-renewal-failed',
+            app: app ? String(app.name) : null,
+            summary: `the certificate of ${domain} could not be renewed`,
+            details: { domain, error: error.slice(0, 1000) },
+        });
+    }
+
     async deliveries(paging: Paging): Promise<{ deliveries: Delivery[]; total: number }> {
         const query = this.#knex('dp_notification_deliveries');
         const total = Number((await query.clone().count({ count: '*' }).first())?.count ?? 0);

@@ -2,6 +2,7 @@ import Crypto from 'node:crypto';
 
 import type { Server } from '@hapi/hapi';
 
+import { onRenewalFailed } from '../acme/renewal.ts';
 import { runs } from '../runs/run-service.ts';
 import { CERTIFICATE_CHECK_JOB, type ExpiringCertificate } from './certificate-expiry.ts';
 import { notifications } from './notification-service.ts';
@@ -37,6 +38,9 @@ export default async function setUpNotifications(server: Server): Promise<void> 
             .catch((error: unknown) =>
                 server.log(['error', 'deploy', 'notifications'], `certificate warnings failed: ${(error as Error).message}`),
             );
+    });
+    onRenewalFailed(server, async (domain, error) => {
+        await notifications(server).certificateRenewalFailed(domain, error);
     });
     server.ext('onPreStop', () => notifications(server).stop());
 }
