@@ -42,7 +42,7 @@ export interface Config {
         firstHostPort: number;
         /** Folders of recipe files besides the project's own `recipes/` (RECIPES_DIRS). */
         recipeDirs: string[];
-        /** Folders of auto-login adapter files besides `plugins/sso/autologin/` (AUTOLOGIN_ADAPTERS_DIRS). */
+        /** Folders of auto-login adapter files besides `plugins/sso/autologin/adapters/` (AUTOLOGIN_ADAPTERS_DIRS). */
         autologinAdapterDirs: string[];
         /** App-template lists (Portainer's formats) the catalog imports: URLs or files (CATALOG_URLS). */
         catalogUrls: string[];
