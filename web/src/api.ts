@@ -312,6 +312,19 @@ export interface LogStreamQuery {
     since?: number;
 }
 
+/** Closes a followed stream at its `end` event or on an error, telling `onEnd` why; answers what stops following. */
+function endingWith(source: EventSource, onEnd: (reason: string) => void): () => void {
+    source.addEventListener('end', (message: MessageEvent<string>) => {
+        source.close();
+        onEnd((JSON.parse(message.data) as { reason: string }).reason);
+    });
+    source.addEventListener('error', () => {
+        source.close();
+        onEnd('the connection to Gatehouse was lost');
+    });
+    return () => source.close();
+}
+
 /**
  * Follows an app's containers' resources (`GET /api/apps/{name}/stats/stream`): the kept history first, then each new
  * sample; `onEnd` when the server ends the stream or the connection is lost. Answers the function that stops it.
@@ -325,15 +338,7 @@ export function followStats(
     const source = new EventSource(`/api/apps/${encodeURIComponent(app)}/stats/stream`, { withCredentials: true });
     source.addEventListener('history', (message: MessageEvent<string>) => onHistory(JSON.parse(message.data) as unknown));
     source.addEventListener('sample', (message: MessageEvent<string>) => onSample(JSON.parse(message.data) as unknown));
-    source.addEventListener('end', (message: MessageEvent<string>) => {
-        source.close();
-        onEnd((JSON.parse(message.data) as { reason: string }).reason);
-    });
-    source.addEventListener('error', () => {
-        source.close();
-        onEnd('the connection to Gatehouse was lost');
-    });
-    return () => source.close();
+    return endingWith(source, onEnd);
 }
 
 /**
@@ -349,13 +354,5 @@ export function followLogs(
     const search = new URLSearchParams({ tail: String(query.tail), ...(query.since === undefined ? {} : { since: String(query.since) }) });
     const source = new EventSource(`/api/apps/${encodeURIComponent(app)}/logs/stream?${search.toString()}`, { withCredentials: true });
     source.addEventListener('line', (message: MessageEvent<string>) => onLine(JSON.parse(message.data) as unknown));
-    source.addEventListener('end', (message: MessageEvent<string>) => {
-        source.close();
-        onEnd((JSON.parse(message.data) as { reason: string }).reason);
-    });
-    source.addEventListener('error', () => {
-        source.close();
-        onEnd('the connection to Gatehouse was lost');
-    });
-    return () => source.close();
+    return endingWith(source, onEnd);
 }
