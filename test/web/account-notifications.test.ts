@@ -35,6 +35,12 @@ describe('web UI: the account page, notifications', { timeout: 120_000 }, () => 
         await card.getByLabel(`Send e-mail to ${user.email}`).check();
         const byEmail = card.getByRole('group', { name: 'Events by e-mail' });
         await byEmail.getByLabel('A run failed or was rolled back').check();
+        // Each box sits at the start of its line, beside its words (the rule once lived in the admin pages' styles):
+        // its middle is the label's middle, and it starts where the label does.
+        const box = await byEmail.getByLabel('A run failed or was rolled back').boundingBox();
+        const label = await byEmail.locator('label', { hasText: 'A run failed or was rolled back' }).boundingBox();
+        const middle = (area: { y: number; height: number }) => area.y + area.height / 2;
+        expect(box && label && Math.abs(middle(box) - middle(label)) < 5 && box.x - label.x < 5).to.be.true();
         await byEmail.getByLabel('A backup failed').check();
         await card.getByLabel(/^Webhook URL/).fill('ftp://hooks.example.com/');
         await card.getByRole('button', { name: 'Save notifications' }).click();
