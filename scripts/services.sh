@@ -63,6 +63,8 @@ install_missing() {
     # Apps' backups are restic repositories; the SFTP backend's test starts Debian's OpenSSH server on loopback.
     command -v restic >/dev/null 2>&1 || missing+=(restic)
     [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+    # The SFTP test makes its host and client keys with ssh-keygen (openssh-client, named rather than assumed).
+    command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
     if [ "${#missing[@]}" -gt 0 ]; then
         say "services: installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
