@@ -169,6 +169,12 @@ export class AppService {
         return row ? toApp(row) : undefined;
     }
 
+    /** Which of `names` are apps here, in one query. */
+    async existing(names: readonly string[]): Promise<Set<string>> {
+        const rows: Array<{ name: string }> = names.length === 0 ? [] : await this.#knex('dp_apps').whereIn('name', names).select('name');
+        return new Set(rows.map((row) => row.name));
+    }
+
     async require(name: string): Promise<AppRecord> {
         this.checkName(name);
         const app = await this.find(name);

@@ -141,9 +141,8 @@ export class ResourceStats {
         }
 
         // Only this server's apps: the engine may run other Compose projects labelled as ours.
-        const known = (
-            await Promise.all([...usage.values()].map(async (app) => ((await apps(this.#server).find(app.app)) ? app : undefined)))
-        ).filter((app) => app !== undefined);
+        const ours = await apps(this.#server).existing([...usage.keys()]);
+        const known = [...usage.values()].filter((app) => ours.has(app.app));
         const ranked = (by: (app: AppUsage) => number) =>
             [...known].sort((left, right) => by(right) - by(left) || left.app.localeCompare(right.app)).slice(0, limit);
         return {
