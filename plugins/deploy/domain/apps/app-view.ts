@@ -41,10 +41,12 @@ async function loadView(server: Server, name: string, revealSecrets: boolean) {
  */
 export async function appView(server: Server, name: string, revealSecrets: boolean, asOf?: VersionSnapshot): Promise<AppView['app']> {
     apps(server).checkName(name);
+    // A live page loaded by this very call is fresh already: only a kept one is read again.
+    let loaded: AppView | undefined;
     const kept = await appViews(server).get(
         JSON.stringify([name, revealSecrets]),
-        async () => await loadView(server, name, revealSecrets),
+        async () => (loaded = await loadView(server, name, revealSecrets)),
         asOf,
     );
-    return kept.live ? (await loadView(server, name, revealSecrets)).app : kept.app;
+    return kept.live ? (loaded ?? (await loadView(server, name, revealSecrets))).app : kept.app;
 }
