@@ -327,7 +327,8 @@ function endingWith(source: EventSource, onEnd: (reason: string) => void): () =>
 
 /**
  * Follows an app's containers' resources (`GET /api/apps/{name}/stats/stream`): the kept history first, then each new
- * sample; `onEnd` when the server ends the stream or the connection is lost. Answers the function that stops it.
+ * sample; `onEnd` when the server ends the stream. A lost connection is opened again, waiting longer each time.
+ * Answers the function that stops it.
  */
 export function followStats(
     app: string,
@@ -335,10 +336,34 @@ export function followStats(
     onSample: (sample: unknown) => void,
     onEnd: (reason: string) => void,
 ): () => void {
-    const source = new EventSource(`/api/apps/${encodeURIComponent(app)}/stats/stream`, { withCredentials: true });
-    source.addEventListener('history', (message: MessageEvent<string>) => onHistory(JSON.parse(message.data) as unknown));
-    source.addEventListener('sample', (message: MessageEvent<string>) => onSample(JSON.parse(message.data) as unknown));
-    return endingWith(source, onEnd);
+    let source: EventSource | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let retryDelay = FIRST_RETRY_MS;
+    const stop = () => {
+        clearTimeout(retry);
+        source?.close();
+    };
+    const open = () => {
+        source = new EventSource(`/api/apps/${encodeURIComponent(app)}/stats/stream`, { withCredentials: true });
+        source.addEventListener('history', (message: MessageEvent<string>) => {
+            retryDelay = FIRST_RETRY_MS;
+            onHistory(JSON.parse(message.data) as unknown);
+        });
+        source.addEventListener('sample', (message: MessageEvent<string>) => onSample(JSON.parse(message.data) as unknown));
+        source.addEventListener('end', (message: MessageEvent<string>) => {
+            stop();
+            onEnd((JSON.parse(message.data) as { reason: string }).reason);
+        });
+        // A lost connection (a network change, the server restarting) is opened again: each opening starts with the
+        // whole kept history, so nothing is missed or drawn twice.
+        source.addEventListener('error', () => {
+            source?.close();
+            retry = setTimeout(open, retryDelay);
+            retryDelay = Math.min(retryDelay * 2, LONGEST_RETRY_MS);
+        });
+    };
+    open();
+    return stop;
 }
 
 /**
