@@ -56,6 +56,8 @@ export interface Config {
         runLeaseSeconds: number;
         /** Containers' resource figures: read every `intervalSeconds`, the last `samples` of each kept in memory. */
         stats: { intervalSeconds: number; samples: number };
+        /** Whether each answer is checked against its spec's response schema (GATEHOUSE_CHECK_RESPONSES; the tests do). */
+        checkResponses: boolean;
     };
     /** AUTHENTIK_URL and AUTHENTIK_BOOTSTRAP_TOKEN: connect to authentik at first start when nothing is saved yet. */
     idpBootstrap: { url: string | undefined; token: string | undefined };
@@ -209,6 +211,7 @@ const environmentSchema = Joi.object({
     AUTHENTIK_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
     AUTHENTIK_BOOTSTRAP_TOKEN: Joi.string().max(4096),
     IDP_KINDS_DIRS: Joi.string().allow('').default(''),
+    GATEHOUSE_CHECK_RESPONSES: Joi.boolean().truthy('1').falsy('0', '').default(false),
     ACME_CA_FILE: Joi.string(),
     ACME_EMAIL: Joi.string().email({ tlds: false }),
     ACME_RENEW_DAYS: Joi.number().integer().min(1).max(89).default(30),
@@ -359,6 +362,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             sessionHours: value.DEPLOY_SESSION_HOURS as number,
             runLeaseSeconds: value.RUN_LEASE_SECONDS as number,
             stats: { intervalSeconds: value.STATS_INTERVAL_SECONDS as number, samples: value.STATS_SAMPLES as number },
+            checkResponses: value.GATEHOUSE_CHECK_RESPONSES as boolean,
         },
         idpBootstrap: {
             url: value.AUTHENTIK_URL as string | undefined,

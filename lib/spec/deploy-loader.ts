@@ -7,7 +7,9 @@ import Joi from 'joi';
 import YAML from 'yaml';
 
 import { validationFailAction } from '../errors.ts';
+import { deployOpenApiDocument } from './deploy-openapi.ts';
 import { loadHandlers, setUpDomain } from './handlers.ts';
+import { ResponseChecker } from './response-checker.ts';
 import { type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export const ROLES = ['public', 'signed-in', 'viewer', 'editor', 'admin'] as const;
@@ -24,6 +26,9 @@ export interface DeployRouteSpec {
     query?: JsonSchema;
     payload?: JsonSchema;
     payloadType: 'json' | 'text';
+    /** The answer's status when it succeeds (200 unless said), and its body's schema (none: no JSON body is declared). */
+    status: number;
+    response?: JsonSchema;
 }
 
 export interface DeployGroupSpec {
@@ -64,6 +69,8 @@ const groupSchema = Joi.object<DeployGroupSpec>({
                 query: jsonSchema,
                 payload: jsonSchema,
                 payloadType: Joi.string().valid('json', 'text').default('json'),
+                status: Joi.number().valid(200, 201, 202, 204).default(200),
+                response: jsonSchema,
             }),
         )
         .min(1)
@@ -111,6 +118,53 @@ function emptyAsObject(schema: Joi.Schema) {
     return Object.assign(validate, { describe: () => schema.describe() });
 }
 
+/**
+ * The named schemas of `<specsDir>/schemas/*.yaml` (each file a map of name to schema), which the route specs name
+ * with `$ref: '#/definitions/<name>'`: a field or an answer declared once, for the routes, the OpenAPI document and
+ * the web UI's types alike.
+ */
+export function readDeploySchemas(specsDir: string): Definitions {
+    const folder = Path.join(specsDir, 'schemas');
+    const schemas: Definitions = {};
+    const files = Fs.existsSync(folder)
+        ? Fs.readdirSync(folder)
+              .filter((file) => /\.ya?ml$/.test(file))
+              .sort()
+        : [];
+    for (const file of files) {
+        const named = YAML.parse(Fs.readFileSync(Path.join(folder, file), 'utf8')) as Definitions | null;
+        for (const [name, schema] of Object.entries(named ?? {})) {
+            if (schemas[name]) {
+                throw new Error(`${Path.join(folder, file)}: the schema ${name} is declared twice`);
+            }
+
+            schemas[name] = schema;
+        }
+    }
+
+    return schemas;
+}
+
+/** Every route spec of the folder, in the order of their files. */
+export function readDeploySpecs(specsDir: string): DeployGroupSpec[] {
+    return Fs.readdirSync(specsDir)
+        .filter((file) => /\.ya?ml$/.test(file))
+        .sort()
+        .map((file) => readDeploySpec(Path.join(specsDir, file)));
+}
+
+/** The folder's own schemas with those the service makes at start (which may not take a name the files use). */
+export function deployDefinitions(specsDir: string, made: Definitions = {}): Definitions {
+    const schemas = readDeploySchemas(specsDir);
+    for (const name of Object.keys(made)) {
+        if (schemas[name]) {
+            throw new Error(`${specsDir}/schemas: the schema ${name} is made at start and may not be declared in a file`);
+        }
+    }
+
+    return { ...schemas, ...made };
+}
+
 export interface DeployApiOptions {
     specsDir: string;
     /** Where the handlers live: one folder per YAML group. */
@@ -128,24 +182,40 @@ export interface DeployApiOptions {
     authStrategy?: string;
     /** Extensions every deploy route runs besides the role check (the deploy manager's security checks). */
     extensions?: NonNullable<RouteOptions['ext']>;
+    /** Where the OpenAPI document of these routes is served (none: not served). */
+    documentPath?: string;
+    /**
+     * Whether each answer is checked against its route's `response` schema; one that does not match becomes a 500
+     * naming the difference. The tests turn it on (GATEHOUSE_CHECK_RESPONSES=1), so a schema cannot drift from the code.
+     */
+    checkResponses?: boolean;
 }
 
 /** One hapi plugin per YAML file (`deploy-<group>`), its handlers found by name. Returns handlers still missing. */
 export async function registerDeployApi(
     server: Server,
-    { specsDir, handlersRoot, domainRoot, setupOrder = [], definitions = {}, authStrategy, extensions = {} }: DeployApiOptions,
+    {
+        specsDir,
+        handlersRoot,
+        domainRoot,
+        setupOrder = [],
+        definitions = {},
+        authStrategy,
+        extensions = {},
+        documentPath,
+        checkResponses = false,
+    }: DeployApiOptions,
 ): Promise<string[]> {
     if (domainRoot) {
         await setUpDomain(domainRoot, server, setupOrder);
     }
 
-    const converter = new SchemaConverter(definitions);
+    const allDefinitions = deployDefinitions(specsDir, definitions);
+    const converter = new SchemaConverter(allDefinitions);
+    const responses = checkResponses ? new ResponseChecker(allDefinitions) : undefined;
     const missing: string[] = [];
-    const files = Fs.readdirSync(specsDir)
-        .filter((file) => /\.ya?ml$/.test(file))
-        .sort();
-    for (const file of files) {
-        const spec = readDeploySpec(Path.join(specsDir, file));
+    const specs = readDeploySpecs(specsDir);
+    for (const spec of specs) {
         const handlers = await loadHandlers(
             Path.join(handlersRoot, spec.group),
             spec.routes.map((route) => route.handler),
@@ -167,6 +237,7 @@ export async function registerDeployApi(
                             description: route.summary,
                             tags: ['api', 'deploy', spec.group],
                             validate: validationFor(route, converter),
+                            response: responses && route.response ? responses.optionsFor(route.response) : undefined,
                             payload: route.payloadType === 'text' ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
                             plugins: { gatehouse: { role: route.role, run: route.run } },
                             auth: authStrategy ? { strategy: authStrategy, mode: 'try' } : false,
@@ -179,6 +250,16 @@ export async function registerDeployApi(
             },
         };
         await server.register(plugin);
+    }
+
+    if (documentPath) {
+        const document = deployOpenApiDocument(specs, allDefinitions);
+        server.route({
+            method: 'GET',
+            path: documentPath,
+            options: { auth: false, id: 'deploy.openApiDocument', description: 'The OpenAPI document of the deploy API' },
+            handler: () => document,
+        });
     }
 
     return missing.sort();

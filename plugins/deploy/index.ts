@@ -51,6 +51,8 @@ export const deployPlugin: Plugin<DeployPluginOptions> = {
             definitions,
             authStrategy: SESSION_STRATEGY,
             extensions: deployRouteExtensions(server),
+            documentPath: '/api/openapi.json',
+            checkResponses: server.app.config.deploy.checkResponses,
         });
         server.app.missingOperations.push(...missing);
         await server.register({ plugin: webPlugin, options: { distDir: webDistDir } });

@@ -144,6 +144,8 @@ export async function createTestServer(
         // Docker Hub is not reachable from the tests (an app's page reads its image's documentation): a closed port.
         HUB_URL: 'http://127.0.0.1:9',
         HUB_REGISTRY_URL: 'http://127.0.0.1:9',
+        // Every deploy answer is checked against its spec's response schema (npm test sets it; a file run alone too).
+        GATEHOUSE_CHECK_RESPONSES: process.env.GATEHOUSE_CHECK_RESPONSES ?? '1',
         ...environment,
     });
     const server = await createServer(config, { knex: database.knex, logging: process.env.TEST_LOGGING === '1' });

@@ -6,7 +6,7 @@ interface SchemaValidator {
     validate(document: unknown): { errors: Array<{ instancePath: string; message?: string }> };
 }
 
-// Swagger 2.0's JSON schema ships with openapi-schema-validator, a dependency of our devDependency openapi-backend:
+// Swagger 2.0's and OpenAPI 3.0's JSON schemas ship with openapi-schema-validator, a dependency of our devDependency openapi-backend:
 // it is resolved from there, so that it is found wherever npm puts it.
 const fromOpenapiBackend = createRequire(createRequire(import.meta.url).resolve('openapi-backend'));
 const { default: OpenApiSchemaValidator } = fromOpenapiBackend('openapi-schema-validator') as {
@@ -23,10 +23,19 @@ type Document = Node & { paths?: Record<string, Record<string, Operation>> };
  * match the path's placeholders, one body, required properties that exist).
  */
 export function swaggerDocumentErrors(document: Document): string[] {
-    const schemaErrors = new OpenApiSchemaValidator({ version: 2 })
-        .validate(document)
-        .errors.map((error) => `${error.instancePath} ${error.message}`);
-    return [...new Set([...schemaErrors, ...referenceErrors(document), ...operationErrors(document), ...requiredErrors(document, '')])];
+    return [
+        ...new Set([
+            ...openApiSchemaErrors(document, 2),
+            ...referenceErrors(document),
+            ...operationErrors(document),
+            ...requiredErrors(document, ''),
+        ]),
+    ];
+}
+
+/** What the JSON schema of Swagger 2.0 (version 2) or OpenAPI 3.0 (version 3) finds wrong with a document. */
+export function openApiSchemaErrors(document: unknown, version: 2 | 3): string[] {
+    return new OpenApiSchemaValidator({ version }).validate(document).errors.map((error) => `${error.instancePath} ${error.message}`);
 }
 
 function isNode(value: unknown): value is Node {

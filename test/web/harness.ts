@@ -277,7 +277,10 @@ export function watchPage(page: Page): PageProblems {
     page.on('console', (message) => {
         // ERR_NETWORK_CHANGED is the machine's doing (Docker making a network beside the browser), not the page's;
         // what the page does after it (open its streams again) is what the tests check.
-        if (message.type() === 'error' && !/Failed to load resource: (the server responded with a status of 4\d\d|net::ERR_NETWORK_CHANGED)/.test(message.text())) {
+        if (
+            message.type() === 'error' &&
+            !/Failed to load resource: (the server responded with a status of 4\d\d|net::ERR_NETWORK_CHANGED)/.test(message.text())
+        ) {
             problems.push(`console: ${message.text()}`);
         }
     });

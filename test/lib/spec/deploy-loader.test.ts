@@ -6,7 +6,7 @@ import Hapi from '@hapi/hapi';
 import * as Lab from '@hapi/lab';
 
 import { registerErrorShapes } from '../../../lib/errors.ts';
-import { readDeploySpec, registerDeployApi } from '../../../lib/spec/deploy-loader.ts';
+import { readDeploySpec, readDeploySpecs, registerDeployApi } from '../../../lib/spec/deploy-loader.ts';
 import { ROOT_DIR } from '../../../server.ts';
 import { temporaryDirectory } from '../../helpers/server.ts';
 
@@ -184,8 +184,7 @@ describe('the deploy API loader: roles', () => {
 
     it('gives each route of the real specs the role it has always had', () => {
         const roles: Record<string, string[]> = {};
-        for (const file of Fs.readdirSync(SPECS_DIR).sort()) {
-            const spec = readDeploySpec(Path.join(SPECS_DIR, file));
+        for (const spec of readDeploySpecs(SPECS_DIR)) {
             for (const route of spec.routes) {
                 (roles[route.role] ??= []).push(`${spec.group}.${route.handler}`);
             }

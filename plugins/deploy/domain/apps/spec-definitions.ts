@@ -4,19 +4,26 @@
  * folder of AUTOLOGIN_ADAPTERS_DIRS), is a valid `account` or `login.adapter` everywhere the specs take one, with no
  * other edit.
  */
+import Path from 'node:path';
+
+import { ROOT_DIR } from '../../../../lib/paths.ts';
+import { deployDefinitions } from '../../../../lib/spec/deploy-loader.ts';
 import type { Definitions } from '../../../../lib/spec/schema-to-joi.ts';
 import { autoLoginAdapters } from '../../../sso/autologin/adapters.ts';
 import { methodNames } from '../../../sso/methods.ts';
 import { idpKindNames } from '../../../idp/idp-kinds.ts';
 
+const SPECS_DIR = Path.join(ROOT_DIR, 'specs', 'deploy');
+
+/** What the start made, with the named schemas of specs/deploy/schemas/ that the domain reads the specs with. */
 let current: Definitions | undefined;
 
 /**
  * Made anew when the deploy plugin registers (a file dropped in counts from the next start), then kept;
- * `adapterDirs`: the configuration's AUTOLOGIN_ADAPTERS_DIRS.
+ * `adapterDirs`: the configuration's AUTOLOGIN_ADAPTERS_DIRS. Answers only what is made (the loader adds the files').
  */
 export function refreshDeploySpecDefinitions(adapterDirs: readonly string[] = []): Definitions {
-    current = {
+    const made: Definitions = {
         SignInMethod: {
             type: 'string',
             enum: ['', 'recipe', ...methodNames()],
@@ -34,12 +41,17 @@ export function refreshDeploySpecDefinitions(adapterDirs: readonly string[] = []
             description: 'the identity-provider kind: plugins/idp/providers/<kind>.ts, or <kind>.ts in a folder of IDP_KINDS_DIRS',
         },
     };
-    return current;
+    current = deployDefinitions(SPECS_DIR, made);
+    return made;
 }
 
 /** The definitions of the last start (made now when none was). */
 export function deploySpecDefinitions(): Definitions {
-    return current ?? refreshDeploySpecDefinitions();
+    if (!current) {
+        refreshDeploySpecDefinitions();
+    }
+
+    return current as Definitions;
 }
 
 /** The sign-in methods of the last start: the values of `SignInMethod` that name a method. */
