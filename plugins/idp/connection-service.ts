@@ -2,7 +2,6 @@
  * The connection to the identity provider: where it is, the token (sealed, never shown), and the outpost, flows and
  * signing key that apps' objects use. Nothing is saved until the provider has answered with the token.
  */
-import type { Server } from '@hapi/hapi';
 
 import { ValidationError } from '../../lib/errors.ts';
 import { defineService } from '../../lib/services.ts';
@@ -10,6 +9,7 @@ import { settings } from '../../lib/settings.ts';
 import { DEFAULT_IDP_KIND } from './forward-auth.ts';
 import { findIdpKind, idpKindNames } from './idp-kinds.ts';
 import { type Discovery, type FlowRef, type IdentityProvider, type IdentityProviderKind, IdpError, type NamedRef } from './idp-types.ts';
+import { Service } from '../../lib/service.ts';
 
 const CONNECTION = 'idp.connection';
 const TOKEN = 'idp.token';
@@ -119,19 +119,13 @@ function pickFlow(
     return kept ? { pk: kept.pk, slug: kept.slug } : null;
 }
 
-export class IdpConnectionService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class IdpConnectionService extends Service {
     async stored(): Promise<StoredConnection | undefined> {
-        return await settings(this.#server).get<StoredConnection>(CONNECTION);
+        return await settings(this.server).get<StoredConnection>(CONNECTION);
     }
 
     async #token(): Promise<string | undefined> {
-        return await settings(this.#server).getSecret(TOKEN);
+        return await settings(this.server).getSecret(TOKEN);
     }
 
     /** The connection apps use, or undefined when no provider is connected. */
@@ -261,8 +255,8 @@ export class IdpConnectionService {
             }
         }
 
-        await settings(this.#server).set(CONNECTION, connection);
-        await settings(this.#server).setSecret(TOKEN, token);
+        await settings(this.server).set(CONNECTION, connection);
+        await settings(this.server).setSecret(TOKEN, token);
         return await this.describe(answering(kind.title, discovery.version, url));
     }
 
@@ -312,9 +306,9 @@ export class IdpConnectionService {
             note = 'the token was not made by Gatehouse, so it stays valid at the provider';
         }
 
-        await settings(this.#server).remove(TOKEN);
+        await settings(this.server).remove(TOKEN);
         if (stored) {
-            await settings(this.#server).set(CONNECTION, { ...stored, tokenIdentifier: null });
+            await settings(this.server).set(CONNECTION, { ...stored, tokenIdentifier: null });
         }
 
         return { revoked, note };
@@ -322,7 +316,7 @@ export class IdpConnectionService {
 
     /** AUTHENTIK_URL with AUTHENTIK_BOOTSTRAP_TOKEN: connects at first start, when nothing is saved yet. */
     async bootstrapFromEnvironment(): Promise<string | undefined> {
-        const { url, token } = this.#server.app.config.idpBootstrap;
+        const { url, token } = this.server.app.config.idpBootstrap;
         if (!url || !token || (await this.stored())) {
             return undefined;
         }

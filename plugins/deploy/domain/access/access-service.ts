@@ -5,8 +5,6 @@
  */
 import Fs from 'node:fs';
 
-import type { Server } from '@hapi/hapi';
-
 import { ConflictError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
@@ -17,6 +15,7 @@ import { accessObjectName } from '../engine/access-steps.ts';
 import { appPaths, type RunAccess } from '../engine/run-context.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
 import { checkSignIn } from './sign-in-check.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface AccessGroup {
     pk: string;
@@ -44,27 +43,21 @@ function accessMode(behindProvider: boolean, groups: AccessGroup[]): AccessMode 
     return !behindProvider ? 'public' : groups.length > 0 ? 'groups' : 'signed-in';
 }
 
-export class AccessService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class AccessService extends Service {
     async groupsOf(name: string): Promise<AccessGroup[]> {
-        const row = await this.#server.app.knex('dp_apps').where({ name }).first('access');
+        const row = await this.server.app.knex('dp_apps').where({ name }).first('access');
         return storedGroups(row?.access);
     }
 
     /** Whether the app was deployed behind the provider (its objects are recorded as the app's). */
     async isBehindProvider(name: string): Promise<boolean> {
-        const row = await this.#server.app.knex('dp_app_resources').where({ app_name: name, kind: 'access' }).first('id');
+        const row = await this.server.app.knex('dp_app_resources').where({ app_name: name, kind: 'access' }).first('id');
         return Boolean(row);
     }
 
     async describe(app: AppRecord): Promise<AppAccess> {
         const groups = await this.groupsOf(app.name);
-        const behind = app.state === 'draft' ? Boolean(await idpConnection(this.#server).stored()) : await this.isBehindProvider(app.name);
+        const behind = app.state === 'draft' ? Boolean(await idpConnection(this.server).stored()) : await this.isBehindProvider(app.name);
         return { groups, mode: accessMode(behind, groups) };
     }
 
@@ -76,9 +69,9 @@ export class AccessService {
         const deployed = list.filter((app) => app.state !== 'draft').map((app) => app.name);
         const [behindRows, connection] = await Promise.all([
             deployed.length > 0
-                ? this.#server.app.knex('dp_app_resources').where({ kind: 'access' }).whereIn('app_name', deployed).distinct('app_name')
+                ? this.server.app.knex('dp_app_resources').where({ kind: 'access' }).whereIn('app_name', deployed).distinct('app_name')
                 : [],
-            deployed.length < list.length ? idpConnection(this.#server).stored() : undefined,
+            deployed.length < list.length ? idpConnection(this.server).stored() : undefined,
         ]);
         const behind = new Set(behindRows.map((row: { app_name: string }) => String(row.app_name)));
         return new Map(
@@ -96,7 +89,7 @@ export class AccessService {
      */
     async refuseAccidentalAccess(app: AppRecord): Promise<void> {
         const said = app.draft.auth?.access ?? 'groups';
-        if (!(await idpConnection(this.#server).active())) {
+        if (!(await idpConnection(this.server).active())) {
             if (said !== 'public') {
                 throw new ValidationError(
                     'auth.access: no identity provider is connected, so anyone who reaches the domain would get in; connect one, or say so with auth.access: public',
@@ -115,7 +108,7 @@ export class AccessService {
 
     /** What a run needs to put the app behind the provider; undefined when none is connected. */
     async forRun(app: AppRecord): Promise<RunAccess | undefined> {
-        const connection = await idpConnection(this.#server).active();
+        const connection = await idpConnection(this.server).active();
         if (!connection) {
             return undefined;
         }
@@ -125,17 +118,17 @@ export class AccessService {
     }
 
     async setGroups(name: string, wanted: AccessGroup[]): Promise<AppAccess & { applied: boolean }> {
-        const app = await apps(this.#server).require(name);
-        const provider = await idpConnection(this.#server).client();
+        const app = await apps(this.server).require(name);
+        const provider = await idpConnection(this.server).client();
         const groups = knownGroups(wanted, await provider.groups());
         const pks = groups.map((group) => group.pk);
         const applied = app.state !== 'draft' && (await this.isBehindProvider(app.name));
         if (applied) {
             const objectName = accessObjectName(app.name);
             const before = await provider.replaceGroups(objectName, pks);
-            const siteFile = appPaths(this.#server.app.config, app.name).siteFile;
+            const siteFile = appPaths(this.server.app.config, app.name).siteFile;
             const https = Fs.existsSync(siteFile) && siteHasTls(Fs.readFileSync(siteFile, 'utf8'));
-            const check = await checkSignIn({ host: this.#server.app.config.host, domain: app.domain, https });
+            const check = await checkSignIn({ host: this.server.app.config.host, domain: app.domain, https });
             if (!check.ok) {
                 await provider.replaceGroups(objectName, before);
                 throw new ValidationError(`the access change could not be verified, so it was undone: ${check.text}. Fix: ${check.fix}`);
@@ -144,8 +137,8 @@ export class AccessService {
 
         await this.#storeGroups(app, groups);
         // The draft's `auth` shows the same groups, so that a draft read back agrees with the access.
-        await apps(this.#server).saveDraft(app.name, { auth: { ...app.draft.auth, groups } });
-        return { ...(await this.describe(await apps(this.#server).require(name))), applied };
+        await apps(this.server).saveDraft(app.name, { auth: { ...app.draft.auth, groups } });
+        return { ...(await this.describe(await apps(this.server).require(name))), applied };
     }
 
     /**
@@ -154,15 +147,15 @@ export class AccessService {
      */
     async saveDraft(name: string, input: DraftInput): Promise<AppRecord> {
         const wanted = input.auth?.groups;
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         // An `auth` without groups (the access said outright) keeps the groups the draft has.
         const auth = input.auth ? { ...app.draft.auth, ...input.auth } : undefined;
         if (wanted === undefined) {
-            return await apps(this.#server).saveDraft(name, { ...input, ...(auth ? { auth } : {}) });
+            return await apps(this.server).saveDraft(name, { ...input, ...(auth ? { auth } : {}) });
         }
 
         const groups = await this.#draftGroups(app, wanted);
-        const saved = await apps(this.#server).saveDraft(name, { ...input, auth: { ...auth, groups } });
+        const saved = await apps(this.server).saveDraft(name, { ...input, auth: { ...auth, groups } });
         await this.#storeGroups(app, groups);
         return saved;
     }
@@ -180,12 +173,12 @@ export class AccessService {
             return current;
         }
 
-        const connection = idpConnection(this.#server);
+        const connection = idpConnection(this.server);
         return (await connection.active()) ? knownGroups(wanted, await (await connection.client()).groups()) : uniqueGroups(wanted);
     }
 
     async #storeGroups(app: AppRecord, groups: AccessGroup[]): Promise<void> {
-        await this.#server.app
+        await this.server.app
             .knex('dp_apps')
             .where({ id: app.id })
             .update({ access: JSON.stringify({ groups }) });
@@ -193,12 +186,12 @@ export class AccessService {
 
     /** The provider's groups with their members and the apps they open; for an app, the groups that look meant for it. */
     async directory(appName?: string) {
-        const provider = await idpConnection(this.#server).client();
+        const provider = await idpConnection(this.server).client();
         const groups = await provider.groups();
-        const rows = await this.#server.app.knex('dp_apps').select('name', 'title', 'access');
+        const rows = await this.server.app.knex('dp_apps').select('name', 'title', 'access');
         const appsOf = (pk: string) =>
             rows.filter((row) => storedGroups(row.access).some((group) => group.pk === pk)).map((row) => String(row.name));
-        const app = appName ? await apps(this.#server).require(appName) : undefined;
+        const app = appName ? await apps(this.server).require(appName) : undefined;
         return {
             groups: groups.map((group) => ({ pk: group.pk, name: group.name, members: group.members, apps: appsOf(group.pk) })),
             suggestions: app ? suggestGroups(groups, app) : [],
@@ -206,7 +199,7 @@ export class AccessService {
     }
 
     async users(query: string) {
-        return await (await idpConnection(this.#server).client()).users(query);
+        return await (await idpConnection(this.server).client()).users(query);
     }
 }
 

@@ -1,8 +1,7 @@
-import type { Server } from '@hapi/hapi';
-
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface AuditEntry {
     actor?: { id: number; email: string };
@@ -26,16 +25,10 @@ export interface AuditFilters {
 const SECRET_KEYS = /pass|secret|token|code|key|cookie|session/i;
 
 /** Who did what, to what, from where and when: every sign-in, user, role and setting change, and app operation. */
-export class AuditService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class AuditService extends Service {
     async record(entry: AuditEntry): Promise<void> {
         const details = Object.fromEntries(Object.entries(entry.details ?? {}).filter(([key]) => !SECRET_KEYS.test(key)));
-        await this.#server.app.knex('dp_audit').insert({
+        await this.server.app.knex('dp_audit').insert({
             at: now(),
             actor_id: entry.actor?.id ?? null,
             actor_email: entry.actor?.email ?? '',
@@ -48,7 +41,7 @@ export class AuditService {
     }
 
     async list(filters: AuditFilters, paging: Paging) {
-        const query = this.#server.app.knex('dp_audit');
+        const query = this.server.app.knex('dp_audit');
         if (filters.actor) query.where('actor_email', filters.actor.toLowerCase());
         if (filters.action) query.where('action', filters.action);
         if (filters.target) query.where('target', filters.target);

@@ -8,6 +8,7 @@ import { NotFoundError } from '../../../../lib/errors.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../../lib/read-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { type DeployUser, deployUserFromRow } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface DeploySession {
     id: number;
@@ -46,24 +47,23 @@ const LAST_SEEN_STEP_MS = 60_000;
  * Server-side sessions: the cookie carries a random id, the database only its SHA-256, so logging out,
  * disabling a user or changing a password ends sessions at once.
  */
-export class SessionService {
-    readonly #server: Server;
+export class SessionService extends Service {
     // Every signed-in request looks its session up: kept until a session or a user is written.
     readonly #byHash: ReadCache<SessionRow | undefined>;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#byHash = readCache(server, ['dp_sessions', 'dp_users']);
     }
 
     get #lifetimeMs(): number {
-        return this.#server.app.config.deploy.sessionHours * 3_600_000;
+        return this.server.app.config.deploy.sessionHours * 3_600_000;
     }
 
     async create(userId: number, mfaPending: boolean, clientAddress: string): Promise<string> {
         const sessionId = Crypto.randomBytes(32).toString('base64url');
         const createdAt = now();
-        await this.#server.app.knex('dp_sessions').insert({
+        await this.server.app.knex('dp_sessions').insert({
             id_hash: sha256Hex(sessionId),
             user_id: userId,
             mfa_pending: mfaPending,
@@ -88,7 +88,7 @@ export class SessionService {
         }
 
         if (now() - found.lastSeenAt >= LAST_SEEN_STEP_MS) {
-            await this.#server.app.knex('dp_sessions').where({ id: found.session.id }).update({ last_seen_at: now() });
+            await this.server.app.knex('dp_sessions').where({ id: found.session.id }).update({ last_seen_at: now() });
             // The write is this process's: the snapshot taken before it is not reused.
             return { session: found.session, user: found.user };
         }
@@ -97,7 +97,7 @@ export class SessionService {
     }
 
     async #lookUp(hash: string): Promise<SessionRow | undefined> {
-        const row = await this.#server.app
+        const row = await this.server.app
             .knex('dp_sessions')
             .join('dp_users', 'dp_users.id', 'dp_sessions.user_id')
             .where({ 'dp_sessions.id_hash': hash })
@@ -126,12 +126,12 @@ export class SessionService {
     }
 
     async completeMfa(sessionId: number): Promise<void> {
-        await this.#server.app.knex('dp_sessions').where({ id: sessionId }).update({ mfa_pending: false, last_seen_at: now() });
+        await this.server.app.knex('dp_sessions').where({ id: sessionId }).update({ mfa_pending: false, last_seen_at: now() });
     }
 
     /** The user's signed-in sessions (not those still waiting for a second factor), the latest seen first. */
     async listFor(userId: number, currentSessionId: number): Promise<SessionSummary[]> {
-        const rows = await this.#server.app
+        const rows = await this.server.app
             .knex('dp_sessions')
             .where({ user_id: userId, mfa_pending: false })
             .where('expires_at', '>', now())
@@ -151,19 +151,19 @@ export class SessionService {
 
     /** Ends one of the user's own sessions; another user's is not found. */
     async endOwn(userId: number, sessionId: number): Promise<void> {
-        const ended = await this.#server.app.knex('dp_sessions').where({ id: sessionId, user_id: userId }).delete();
+        const ended = await this.server.app.knex('dp_sessions').where({ id: sessionId, user_id: userId }).delete();
         if (ended === 0) {
             throw new NotFoundError('no such session');
         }
     }
 
     async end(sessionId: number): Promise<void> {
-        await this.#server.app.knex('dp_sessions').where({ id: sessionId }).delete();
+        await this.server.app.knex('dp_sessions').where({ id: sessionId }).delete();
     }
 
     /** Ends every session of the user, but the one given (the caller's own, when it changes its password). */
     async endAllFor(userId: number, exceptSessionId?: number): Promise<void> {
-        const query = this.#server.app.knex('dp_sessions').where({ user_id: userId });
+        const query = this.server.app.knex('dp_sessions').where({ user_id: userId });
         if (exceptSessionId !== undefined) {
             query.whereNot({ id: exceptSessionId });
         }

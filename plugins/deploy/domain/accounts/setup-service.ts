@@ -2,13 +2,12 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import type { Server } from '@hapi/hapi';
-
 import { sha256Hex } from '../../../../lib/crypto.ts';
 import { ConflictError, ForbiddenError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { settings } from '../../../../lib/settings.ts';
 import { type DeployUser, deployUsers } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const TOKEN_SETTING = 'deploy.setup_token_hash';
 
@@ -23,20 +22,14 @@ export interface SetupInput {
  * First run: until an administrator exists, a one-time setup token (printed to the log and written to
  * DATA_DIR/setup-token, mode 0600) is what creates the first one. The token dies with its use.
  */
-export class SetupService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class SetupService extends Service {
     /** Where the setup token waits until the first administrator exists (shown on the setup page meanwhile). */
     get tokenFile(): string {
-        return Path.join(this.#server.app.config.dataDir, 'setup-token');
+        return Path.join(this.server.app.config.dataDir, 'setup-token');
     }
 
     async needsSetup(): Promise<boolean> {
-        return (await deployUsers(this.#server).count()) === 0;
+        return (await deployUsers(this.server).count()) === 0;
     }
 
     /** At start: makes (or keeps) the setup token while no user exists; returns it so it can be logged. */
@@ -46,7 +39,7 @@ export class SetupService {
             return undefined;
         }
 
-        const stored = await settings(this.#server).get<string>(TOKEN_SETTING);
+        const stored = await settings(this.server).get<string>(TOKEN_SETTING);
         if (stored && Fs.existsSync(this.tokenFile)) {
             const token = Fs.readFileSync(this.tokenFile, 'utf8').trim();
             if (sha256Hex(token) === stored) {
@@ -55,15 +48,15 @@ export class SetupService {
         }
 
         const token = Crypto.randomBytes(24).toString('base64url');
-        await settings(this.#server).set(TOKEN_SETTING, sha256Hex(token));
-        Fs.mkdirSync(this.#server.app.config.dataDir, { recursive: true });
+        await settings(this.server).set(TOKEN_SETTING, sha256Hex(token));
+        Fs.mkdirSync(this.server.app.config.dataDir, { recursive: true });
         Fs.rmSync(this.tokenFile, { force: true });
         Fs.writeFileSync(this.tokenFile, `${token}\n`, { mode: 0o600 });
         return token;
     }
 
     async complete(input: SetupInput): Promise<DeployUser> {
-        const stored = await settings(this.#server).get<string>(TOKEN_SETTING);
+        const stored = await settings(this.server).get<string>(TOKEN_SETTING);
         if (!(await this.needsSetup()) || !stored) {
             throw new ConflictError('setup is already done');
         }
@@ -73,8 +66,8 @@ export class SetupService {
             throw new ForbiddenError('the setup token is not valid');
         }
 
-        const user = await this.#server.app.knex.transaction(async (trx) => {
-            const created = await deployUsers(this.#server).create(
+        const user = await this.server.app.knex.transaction(async (trx) => {
+            const created = await deployUsers(this.server).create(
                 { email: input.email, name: input.name, password: input.password, role: 'admin' },
                 trx,
             );

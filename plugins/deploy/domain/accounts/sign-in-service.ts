@@ -1,5 +1,3 @@
-import type { Server } from '@hapi/hapi';
-
 import { ServiceError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { OidcSignInError, oidc, type PendingSignIn } from '../oidc/oidc-service.ts';
@@ -8,6 +6,7 @@ import { loginLimiter } from './login-limiter.ts';
 import { sessions } from './session-service.ts';
 import { type CodeCheck, totp } from './totp-service.ts';
 import { type DeployUser, deployUsers } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** A refused password or code: 401, saying no more than which of them was wrong. */
 export class SignInRefusedError extends ServiceError {
@@ -39,20 +38,14 @@ export interface Proof {
  * The deploy manager's sign-in: password and second factor, or an identity provider's sign-in, each counted by
  * the login limiter where a secret is checked, audited, and ending in a new session.
  */
-export class SignInService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class SignInService extends Service {
     /** Password first: a user with TOTP on gets a session that waits for the code. */
     async withPassword(email: string, password: string, client: SignInClient): Promise<SignedIn> {
-        const user = await loginLimiter(this.#server).guard(
+        const user = await loginLimiter(this.server).guard(
             email,
             client.address,
             async (priority) => {
-                const found = await deployUsers(this.#server).authenticate(email, password, priority);
+                const found = await deployUsers(this.server).authenticate(email, password, priority);
                 return found && !found.disabled ? found : undefined;
             },
             (found) => !found.totpEnabled,
@@ -75,8 +68,8 @@ export class SignInService {
     /** The second factor of a session that waits for it. */
     async withCode(user: DeployUser, code: string, client: SignInClient): Promise<SignedIn> {
         let check = 'refused' as CodeCheck;
-        const valid = await loginLimiter(this.#server).guard(user.email, client.address, async () => {
-            check = await totp(this.#server).checkCode(user.id, code);
+        const valid = await loginLimiter(this.server).guard(user.email, client.address, async () => {
+            check = await totp(this.server).checkCode(user.id, code);
             return check === 'accepted';
         });
         if (!valid) {
@@ -93,7 +86,7 @@ export class SignInService {
 
     /** Sends the browser to the identity provider; a refusal is audited with its reason and thrown as OidcSignInError. */
     async beginOidc(client: SignInClient): Promise<{ authorizationUrl: string; pending: PendingSignIn }> {
-        return await this.#auditedOidc(client, () => oidc(this.#server).begin());
+        return await this.#auditedOidc(client, () => oidc(this.server).begin());
     }
 
     /**
@@ -103,8 +96,8 @@ export class SignInService {
      */
     async completeOidc(pending: unknown, callbackQuery: string, client: SignInClient): Promise<SignedIn> {
         return await this.#auditedOidc(client, async () => {
-            const email = await oidc(this.#server).complete(pending, callbackQuery);
-            const user = await deployUsers(this.#server).byEmail(email);
+            const email = await oidc(this.server).complete(pending, callbackQuery);
+            const user = await deployUsers(this.server).byEmail(email);
             if (!user || user.disabled) {
                 throw new OidcSignInError(user ? 'the user is disabled' : 'no user has this e-mail', email);
             }
@@ -116,30 +109,30 @@ export class SignInService {
     }
 
     async signOut(user: DeployUser, sessionId: number, address: string): Promise<void> {
-        await sessions(this.#server).end(sessionId);
+        await sessions(this.server).end(sessionId);
         await this.#record({ address }, { actor: user, action: 'auth.logout', target: user.email });
     }
 
     /** A check of the signed-in user's own password or code, counted with the failed sign-ins of the account and address. */
     async confirm(user: DeployUser, address: string, { password, code }: Proof): Promise<boolean> {
-        return await loginLimiter(this.#server).guard(user.email, address, (priority) =>
+        return await loginLimiter(this.server).guard(user.email, address, (priority) =>
             password
-                ? deployUsers(this.#server).checkPassword(user.id, password, priority)
-                : totp(this.#server).verifyCode(user.id, code ?? ''),
+                ? deployUsers(this.server).checkPassword(user.id, password, priority)
+                : totp(this.server).verifyCode(user.id, code ?? ''),
         );
     }
 
     /** A new session id for every step of a sign-in, so that a cookie from before it is worth nothing after. */
     async #rotate(client: SignInClient, user: DeployUser, mfaPending: boolean): Promise<string> {
         if (client.sessionId !== undefined) {
-            await sessions(this.#server).end(client.sessionId);
+            await sessions(this.server).end(client.sessionId);
         }
 
-        return await sessions(this.#server).create(user.id, mfaPending, client.address);
+        return await sessions(this.server).create(user.id, mfaPending, client.address);
     }
 
     async #signedIn(client: SignInClient, user: DeployUser, details?: AuditEntry['details']): Promise<void> {
-        await deployUsers(this.#server).touchLogin(user.id);
+        await deployUsers(this.server).touchLogin(user.id);
         await this.#record(client, { actor: user, action: 'auth.login', target: user.email, details });
     }
 
@@ -158,7 +151,7 @@ export class SignInService {
     }
 
     async #record(client: Pick<SignInClient, 'address'>, entry: Omit<AuditEntry, 'clientAddress'>): Promise<void> {
-        await audit(this.#server).record({ ...entry, clientAddress: client.address });
+        await audit(this.server).record({ ...entry, clientAddress: client.address });
     }
 }
 

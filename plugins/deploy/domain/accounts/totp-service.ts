@@ -1,6 +1,5 @@
 import Crypto from 'node:crypto';
 
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
@@ -10,6 +9,7 @@ import { now } from '../../../../lib/database.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import type { DeployUser } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const PERIOD_SECONDS = 30;
 const RECOVERY_CODES = 10;
@@ -42,13 +42,7 @@ async function replaceRecoveryCodes(trx: Knex.Transaction, userId: number): Prom
  * Two factors with TOTP (otplib): the secret is sealed with the master key; a code is accepted once
  * (the time step it matched is remembered); recovery codes are shown once and stored hashed.
  */
-export class TotpService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class TotpService extends Service {
     #aad(userId: number): string {
         return `dp_users.totp:${userId}`;
     }
@@ -56,27 +50,27 @@ export class TotpService {
     async beginSetup(user: DeployUser): Promise<TotpSetup> {
         const secret = generateSecret();
         const otpauthUri = generateURI({ issuer: ISSUER, label: user.email, secret });
-        await this.#server.app
+        await this.server.app
             .knex('dp_users')
             .where({ id: user.id })
-            .update({ totp_pending_sealed: this.#server.app.sealer.seal(secret, this.#aad(user.id)) });
+            .update({ totp_pending_sealed: this.server.app.sealer.seal(secret, this.#aad(user.id)) });
         return { secret, otpauthUri, qrCode: await QRCode.toDataURL(otpauthUri) };
     }
 
     /** Turns two factors on with the pending secret once a code from it is given; returns the recovery codes. */
     async enable(user: DeployUser, code: string): Promise<string[]> {
-        const row = await this.#server.app.knex('dp_users').where({ id: user.id }).first('totp_pending_sealed');
+        const row = await this.server.app.knex('dp_users').where({ id: user.id }).first('totp_pending_sealed');
         if (!row?.totp_pending_sealed) {
             throw new ValidationError('start the two-factor setup first');
         }
 
-        const secret = this.#server.app.sealer.open(String(row.totp_pending_sealed), this.#aad(user.id));
+        const secret = this.server.app.sealer.open(String(row.totp_pending_sealed), this.#aad(user.id));
         const step = await this.#matchingStep(secret, code, 0);
         if (step === undefined) {
             throw new ValidationError('code: the code is not valid');
         }
 
-        return await this.#server.app.knex.transaction(async (trx) => {
+        return await this.server.app.knex.transaction(async (trx) => {
             await trx('dp_users').where({ id: user.id }).update({
                 totp_secret_sealed: row.totp_pending_sealed,
                 totp_pending_sealed: null,
@@ -90,7 +84,7 @@ export class TotpService {
 
     /** New recovery codes in place of all the old ones, used or not; only while two factors are on. */
     async regenerateRecoveryCodes(userId: number): Promise<string[]> {
-        return await this.#server.app.knex.transaction(async (trx) => {
+        return await this.server.app.knex.transaction(async (trx) => {
             const row = await trx('dp_users').where({ id: userId }).first('totp_enabled');
             if (!row?.totp_enabled) {
                 throw new ValidationError('two factors are off: turn them on first');
@@ -101,7 +95,7 @@ export class TotpService {
     }
 
     async disable(userId: number): Promise<void> {
-        await this.#server.app.knex.transaction(async (trx) => {
+        await this.server.app.knex.transaction(async (trx) => {
             await trx('dp_users')
                 .where({ id: userId })
                 .update({ totp_secret_sealed: null, totp_pending_sealed: null, totp_enabled: false, totp_last_step: 0, updated_at: now() });
@@ -119,7 +113,7 @@ export class TotpService {
      * the person must wait for the next one, and should be told so).
      */
     async checkCode(userId: number, code: string): Promise<CodeCheck> {
-        const row = await this.#server.app
+        const row = await this.server.app
             .knex('dp_users')
             .where({ id: userId })
             .first('totp_secret_sealed', 'totp_last_step', 'totp_enabled');
@@ -129,14 +123,14 @@ export class TotpService {
 
         const normalised = code.trim();
         if (/^\d{6}$/.test(normalised)) {
-            const secret = this.#server.app.sealer.open(String(row.totp_secret_sealed), this.#aad(userId));
+            const secret = this.server.app.sealer.open(String(row.totp_secret_sealed), this.#aad(userId));
             const step = await this.#matchingStep(secret, normalised, 0);
             if (step === undefined) {
                 return 'refused';
             }
 
             // Only one request can move the last step forward past this one: a replay loses the race.
-            const updated = await this.#server.app
+            const updated = await this.server.app
                 .knex('dp_users')
                 .where({ id: userId })
                 .where('totp_last_step', '<', step)
@@ -144,7 +138,7 @@ export class TotpService {
             return updated === 1 ? 'accepted' : 'reused';
         }
 
-        const used = await this.#server.app
+        const used = await this.server.app
             .knex('dp_recovery_codes')
             .where({ user_id: userId, code_hash: sha256Hex(normalised.toLowerCase()), used_at: 0 })
             .update({ used_at: now() });

@@ -1,6 +1,5 @@
 import Crypto from 'node:crypto';
 
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import { now } from '../../../../lib/database.ts';
@@ -8,6 +7,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/e
 import { defineService } from '../../../../lib/services.ts';
 import { isValidEmail } from '../../../../lib/email.ts';
 import { type HashPriority, hashPassword, verifyPassword } from '../../../../lib/passwords.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export const DEPLOY_ROLES = ['viewer', 'editor', 'admin'] as const;
 export type DeployRole = (typeof DEPLOY_ROLES)[number];
@@ -69,38 +69,28 @@ export interface DeployUserChanges {
 export const MIN_DEPLOY_PASSWORD_LENGTH = 10;
 
 /** The deploy manager's own users (not the git service's): e-mail, name, argon2id password, role. */
-export class DeployUserService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class DeployUserService extends Service {
     async count(): Promise<number> {
-        return Number((await this.#knex('dp_users').count({ count: '*' }).first())?.count ?? 0);
+        return Number((await this.knex('dp_users').count({ count: '*' }).first())?.count ?? 0);
     }
 
     /** How many users there are, and how many of them are disabled: one counting query. */
     async counts(): Promise<{ total: number; disabled: number }> {
-        const row = await this.#knex('dp_users')
+        const row = await this.knex('dp_users')
             .first()
             .count({ total: '*' })
-            .sum({ disabled: this.#knex.raw('case when disabled then 1 else 0 end') });
+            .sum({ disabled: this.knex.raw('case when disabled then 1 else 0 end') });
         return { total: Number(row?.total ?? 0), disabled: Number(row?.disabled ?? 0) };
     }
 
     async byId(id: number): Promise<DeployUser | undefined> {
-        const row = await this.#knex('dp_users').where({ id }).first();
+        const row = await this.knex('dp_users').where({ id }).first();
         return row ? deployUserFromRow(row) : undefined;
     }
 
     /** The user with this e-mail (stored in lower case), or undefined. */
     async byEmail(email: string): Promise<DeployUser | undefined> {
-        const row = await this.#knex('dp_users').where({ email }).first();
+        const row = await this.knex('dp_users').where({ email }).first();
         return row ? deployUserFromRow(row) : undefined;
     }
 
@@ -114,12 +104,12 @@ export class DeployUserService {
     }
 
     async list(): Promise<DeployUser[]> {
-        return (await this.#knex('dp_users').orderBy('id')).map(deployUserFromRow);
+        return (await this.knex('dp_users').orderBy('id')).map(deployUserFromRow);
     }
 
     /** The user whose e-mail and password these are, or undefined (the caller must not say which part was wrong). */
     async authenticate(email: string, password: string, priority?: HashPriority): Promise<DeployUser | undefined> {
-        const row = await this.#knex('dp_users').where({ email: email.trim().toLowerCase() }).first();
+        const row = await this.knex('dp_users').where({ email: email.trim().toLowerCase() }).first();
         if (!row) {
             // Spend the same time as a real check, so that timing does not tell which e-mails exist.
             await verifyPassword(await unknownUserHash(), password, priority);
@@ -131,11 +121,11 @@ export class DeployUserService {
     }
 
     async checkPassword(userId: number, password: string, priority?: HashPriority): Promise<boolean> {
-        const row = await this.#knex('dp_users').where({ id: userId }).first('password_hash');
+        const row = await this.knex('dp_users').where({ id: userId }).first('password_hash');
         return Boolean(row) && (await verifyPassword(String(row.password_hash), password, priority));
     }
 
-    async create(input: NewDeployUser, trx: Knex = this.#knex): Promise<DeployUser> {
+    async create(input: NewDeployUser, trx: Knex = this.knex): Promise<DeployUser> {
         const email = input.email.trim().toLowerCase();
         if (!isValidEmail(email)) {
             throw new ValidationError('email: not a valid e-mail address');
@@ -178,7 +168,7 @@ export class DeployUserService {
             update.password_hash = await hashPassword(changes.password);
         }
 
-        await this.#knex('dp_users').where({ id }).update(update);
+        await this.knex('dp_users').where({ id }).update(update);
         return await this.require(id);
     }
 
@@ -188,16 +178,16 @@ export class DeployUserService {
             throw new ValidationError('the last active administrator cannot be deleted');
         }
 
-        await this.#knex('dp_users').where({ id }).delete();
+        await this.knex('dp_users').where({ id }).delete();
         return user;
     }
 
     async touchLogin(id: number): Promise<void> {
-        await this.#knex('dp_users').where({ id }).update({ last_login_at: now() });
+        await this.knex('dp_users').where({ id }).update({ last_login_at: now() });
     }
 
     async #activeAdmins(): Promise<number> {
-        return Number((await this.#knex('dp_users').where({ role: 'admin', disabled: false }).count({ count: '*' }).first())?.count ?? 0);
+        return Number((await this.knex('dp_users').where({ role: 'admin', disabled: false }).count({ count: '*' }).first())?.count ?? 0);
     }
 }
 

@@ -2,9 +2,6 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import type { Server } from '@hapi/hapi';
-import type { Knex } from 'knex';
-
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import type { Page, Paging } from '../../../../lib/paging.ts';
@@ -22,6 +19,7 @@ import { defaultSite, parseSite, renderSite, sitePlaces } from '../nginx/site-mo
 import { appNameProblem } from './app-names.ts';
 import { checkDraftFields, checkSecretsSize, type DraftInput, draftFromStored, type StoredDraft, storedDraftText } from './draft-shape.ts';
 import { appUrl } from '../access/sign-in-check.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface AppRecord {
     id: number;
@@ -124,19 +122,9 @@ function initialCompose(image: string, tag: string, hostPort: number, template?:
 }
 
 /** Apps as drafts: everything about an app before and around deployment, nothing on the host changed. */
-export class AppService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class AppService extends Service {
     get #settings() {
-        return this.#server.app.config.apps;
+        return this.server.app.config.apps;
     }
 
     #aad(name: string, field: string): string {
@@ -165,13 +153,13 @@ export class AppService {
     }
 
     async find(name: string): Promise<AppRecord | undefined> {
-        const row = await this.#knex('dp_apps').where({ name }).first();
+        const row = await this.knex('dp_apps').where({ name }).first();
         return row ? toApp(row) : undefined;
     }
 
     /** Which of `names` are apps here, in one query. */
     async existing(names: readonly string[]): Promise<Set<string>> {
-        const rows: Array<{ name: string }> = names.length === 0 ? [] : await this.#knex('dp_apps').whereIn('name', names).select('name');
+        const rows: Array<{ name: string }> = names.length === 0 ? [] : await this.knex('dp_apps').whereIn('name', names).select('name');
         return new Set(rows.map((row) => row.name));
     }
 
@@ -187,7 +175,7 @@ export class AppService {
 
     /** One page of the apps matching the filters, by name, with how many match in all; filtered and counted in SQL. */
     async listPage(filters: AppFilters, paging: Paging): Promise<Page<AppListRow>> {
-        const matching = this.#knex('dp_apps').modify((query) => {
+        const matching = this.knex('dp_apps').modify((query) => {
             if (filters.state) {
                 query.where({ state: filters.state });
             }
@@ -211,7 +199,7 @@ export class AppService {
 
     /** How many apps there are in each state: one grouping query, no app read. */
     async countByState(): Promise<Record<string, number>> {
-        const rows: Array<{ state: string; count: number | string }> = await this.#knex('dp_apps')
+        const rows: Array<{ state: string; count: number | string }> = await this.knex('dp_apps')
             .groupBy('state')
             .select('state')
             .count({ count: '*' });
@@ -224,9 +212,8 @@ export class AppService {
             throw new ValidationError('image or templateId: give exactly one of them');
         }
 
-        const template = input.templateId ? await recipes(this.#server).find(input.templateId) : undefined;
-        const imported =
-            input.templateId && !template?.compose ? await catalog(this.#server).importedTemplate(input.templateId) : undefined;
+        const template = input.templateId ? await recipes(this.server).find(input.templateId) : undefined;
+        const imported = input.templateId && !template?.compose ? await catalog(this.server).importedTemplate(input.templateId) : undefined;
         if (input.templateId && !template?.compose && !imported) {
             throw new ValidationError(`templateId: no template ${input.templateId} in the catalog`);
         }
@@ -237,14 +224,14 @@ export class AppService {
             throw new ValidationError('image: not a valid image reference (use the tag field for the tag)');
         }
 
-        const recipe = template ?? (await recipes(this.#server).forImage(image))?.recipe;
+        const recipe = template ?? (await recipes(this.server).forImage(image))?.recipe;
 
         const tag = input.tag ?? (template?.compose ? template.tag : undefined) ?? importedImage?.tag ?? 'latest';
         if (!TAG.test(tag)) {
             throw new ValidationError('tag: 1 to 128 letters, digits, _ . or -, not starting with . or -');
         }
 
-        return await this.#knex.transaction(async (trx) => {
+        return await this.knex.transaction(async (trx) => {
             if (await trx('dp_apps').where({ name: input.name }).first('id')) {
                 throw new ConflictError(`an app named ${input.name} already exists`);
             }
@@ -261,10 +248,10 @@ export class AppService {
                         domain,
                         upstreamPort: hostPort,
                         certificateDir: this.#settings.certificatesDir,
-                        httpPort: this.#server.app.config.host.nginxHttpPort,
-                        httpsPort: this.#server.app.config.host.nginxHttpsPort,
-                        listenAddress: this.#server.app.config.host.nginxListenAddress,
-                        acmeChallengeRoot: this.#server.app.config.host.acmeWebroot,
+                        httpPort: this.server.app.config.host.nginxHttpPort,
+                        httpsPort: this.server.app.config.host.nginxHttpsPort,
+                        listenAddress: this.server.app.config.host.nginxListenAddress,
+                        acmeChallengeRoot: this.server.app.config.host.acmeWebroot,
                     }),
                 ),
                 nginxEditor: 'model',
@@ -285,7 +272,7 @@ export class AppService {
                 Object.keys(generated).length === 0
                     ? {}
                     : {
-                          secrets_sealed: this.#server.app.sealer.seal(JSON.stringify(generated), this.#aad(input.name, 'secrets')),
+                          secrets_sealed: this.server.app.sealer.seal(JSON.stringify(generated), this.#aad(input.name, 'secrets')),
                           secrets_masked: JSON.stringify(maskSecrets(generated)),
                       };
             await trx('dp_apps').insert({
@@ -327,7 +314,7 @@ export class AppService {
 
         const { image, tag } = splitImage(reference);
         if (image !== app.image || tag !== app.tag) {
-            await this.#knex('dp_apps').where({ name }).update({ image, tag, updated_at: now() });
+            await this.knex('dp_apps').where({ name }).update({ image, tag, updated_at: now() });
         }
     }
 
@@ -340,7 +327,7 @@ export class AppService {
         }
 
         if (fields.nginx !== undefined) {
-            parseSite(fields.nginx, sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain }));
+            parseSite(fields.nginx, sitePlaces(this.server.app.config, { name: app.name, domain: app.domain }));
         }
 
         const update: Record<string, unknown> = { draft: storedDraftText({ ...app.draft, ...fields }), updated_at: now() };
@@ -361,23 +348,23 @@ export class AppService {
 
             const merged = { ...(await this.secretsOf(name)), ...secrets };
             checkSecretsSize(merged);
-            update.secrets_sealed = this.#server.app.sealer.seal(JSON.stringify(merged), this.#aad(name, 'secrets'));
+            update.secrets_sealed = this.server.app.sealer.seal(JSON.stringify(merged), this.#aad(name, 'secrets'));
             update.secrets_masked = JSON.stringify(maskSecrets(merged));
         }
 
         if (sharedPassword !== undefined) {
             update.shared_password_sealed =
-                sharedPassword === '' ? null : this.#server.app.sealer.seal(sharedPassword, this.#aad(name, 'shared_password'));
+                sharedPassword === '' ? null : this.server.app.sealer.seal(sharedPassword, this.#aad(name, 'shared_password'));
         }
 
-        await this.#knex('dp_apps').where({ id: app.id }).update(update);
+        await this.knex('dp_apps').where({ id: app.id }).update(update);
         return await this.require(name);
     }
 
     async secretsOf(name: string): Promise<Record<string, string>> {
-        const row = await this.#knex('dp_apps').where({ name }).first('secrets_sealed');
+        const row = await this.knex('dp_apps').where({ name }).first('secrets_sealed');
         return row?.secrets_sealed
-            ? (JSON.parse(this.#server.app.sealer.open(String(row.secrets_sealed), this.#aad(name, 'secrets'))) as Record<string, string>)
+            ? (JSON.parse(this.server.app.sealer.open(String(row.secrets_sealed), this.#aad(name, 'secrets'))) as Record<string, string>)
             : {};
     }
 
@@ -386,9 +373,9 @@ export class AppService {
      * before the masked copy was kept has them opened once, to write that copy.
      */
     async maskedSecretsOf(name: string): Promise<Record<string, string>> {
-        const row = await this.#knex('dp_apps')
+        const row = await this.knex('dp_apps')
             .where({ name })
-            .first('secrets_masked', this.#knex.raw('secrets_sealed is not null as sealed'));
+            .first('secrets_masked', this.knex.raw('secrets_sealed is not null as sealed'));
         if (typeof row?.secrets_masked === 'string') {
             return JSON.parse(row.secrets_masked) as Record<string, string>;
         }
@@ -398,7 +385,7 @@ export class AppService {
         }
 
         const masked = maskSecrets(await this.secretsOf(name));
-        await this.#knex('dp_apps')
+        await this.knex('dp_apps')
             .where({ name })
             .update({ secrets_masked: JSON.stringify(masked) });
         return masked;
@@ -406,9 +393,9 @@ export class AppService {
 
     /** The shared account's password, opened: for a run's site only, never for an answer. */
     async sharedPasswordOf(name: string): Promise<string | undefined> {
-        const row = await this.#knex('dp_apps').where({ name }).first('shared_password_sealed');
+        const row = await this.knex('dp_apps').where({ name }).first('shared_password_sealed');
         return row?.shared_password_sealed
-            ? this.#server.app.sealer.open(String(row.shared_password_sealed), this.#aad(name, 'shared_password'))
+            ? this.server.app.sealer.open(String(row.shared_password_sealed), this.#aad(name, 'shared_password'))
             : undefined;
     }
 
@@ -420,40 +407,40 @@ export class AppService {
 
     /** The app's auto-login token, made and sealed on first use: for a run's site only, never for an answer. */
     async autologinTokenOf(name: string): Promise<string> {
-        const row = await this.#knex('dp_apps').where({ name }).first('autologin_token_sealed');
+        const row = await this.knex('dp_apps').where({ name }).first('autologin_token_sealed');
         if (row?.autologin_token_sealed) {
-            return this.#server.app.sealer.open(String(row.autologin_token_sealed), this.#aad(name, 'autologin_token'));
+            return this.server.app.sealer.open(String(row.autologin_token_sealed), this.#aad(name, 'autologin_token'));
         }
 
         const token = Crypto.randomBytes(32).toString('base64url');
-        const sealed = this.#server.app.sealer.seal(token, this.#aad(name, 'autologin_token'));
-        await this.#knex('dp_apps').where({ name }).update({ autologin_token_sealed: sealed });
+        const sealed = this.server.app.sealer.seal(token, this.#aad(name, 'autologin_token'));
+        await this.knex('dp_apps').where({ name }).update({ autologin_token_sealed: sealed });
         return token;
     }
 
     /** Whether `presented` is the app's auto-login token, compared in constant time; false for an app without one. */
     async isAutologinToken(name: string, presented: string): Promise<boolean> {
-        const row = await this.#knex('dp_apps').where({ name }).first('autologin_token_sealed');
+        const row = await this.knex('dp_apps').where({ name }).first('autologin_token_sealed');
         if (!row?.autologin_token_sealed) {
             return false;
         }
 
-        const token = this.#server.app.sealer.open(String(row.autologin_token_sealed), this.#aad(name, 'autologin_token'));
+        const token = this.server.app.sealer.open(String(row.autologin_token_sealed), this.#aad(name, 'autologin_token'));
         const [expected, given] = [token, presented].map((value) => Crypto.createHash('sha256').update(value).digest());
         return Crypto.timingSafeEqual(expected as Buffer, given as Buffer);
     }
 
     /** Pins the recipe the app uses (an app made before its recipe existed takes it when its method is applied). */
     async keepRecipe(name: string, recipeId: string): Promise<void> {
-        await this.#knex('dp_apps').where({ name }).update({ recipe_id: recipeId });
+        await this.knex('dp_apps').where({ name }).update({ recipe_id: recipeId });
     }
 
     async markInitDone(name: string): Promise<void> {
-        await this.#knex('dp_apps').where({ name }).update({ init_done_at: now() });
+        await this.knex('dp_apps').where({ name }).update({ init_done_at: now() });
     }
 
     async hasSharedPassword(name: string): Promise<boolean> {
-        const row = await this.#knex('dp_apps').where({ name }).first('shared_password_sealed');
+        const row = await this.knex('dp_apps').where({ name }).first('shared_password_sealed');
         return Boolean(row?.shared_password_sealed);
     }
 
@@ -470,7 +457,7 @@ export class AppService {
             image: app.image,
             tag: app.tag,
             domain: app.domain,
-            url: appUrl(this.#server.app.config.host, app.domain),
+            url: appUrl(this.server.app.config.host, app.domain),
             state: app.state,
             hostPort: app.hostPort,
             createdAt: toRfc3339(app.createdAt),

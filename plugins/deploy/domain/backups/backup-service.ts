@@ -6,8 +6,6 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import type { Server } from '@hapi/hapi';
-
 import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
 import { randomToken } from '../../../../lib/crypto.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
@@ -20,6 +18,7 @@ import { recipes } from '../recipes/recipe-service.ts';
 import { runs } from '../runs/run-service.ts';
 import type { BackupHolds, BackupRunData } from './backup-runs.ts';
 import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from './restic.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/backups/). */
 const BACKUP_SCRIPT = jobFile('app-backup');
@@ -46,20 +45,14 @@ function toBackup(row: Record<string, unknown>): Backup {
     };
 }
 
-export class BackupService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class BackupService extends Service {
     get #hash(): string {
-        return repositoryHash(this.#server.app.config.backups.repository);
+        return repositoryHash(this.server.app.config.backups.repository);
     }
 
     /** The repository as restic is called with it: its password opened (or generated, sealed and kept, the first time). */
     async repository(): Promise<ResticRepository & { hash: string }> {
-        const { config } = this.#server.app;
+        const { config } = this.server.app;
         const hash = this.#hash;
         const { repository, sftpCommand } = config.backups;
         const place = { repository, sftpCommand, cacheDir: cacheDirOf(config.dataDir), hash };
@@ -71,8 +64,8 @@ export class BackupService {
     }
 
     async #generatedPassword(hash: string): Promise<string> {
-        const knex = this.#server.app.knex;
-        const sealer = this.#server.app.sealer;
+        const knex = this.server.app.knex;
+        const sealer = this.server.app.sealer;
         const associated = `backup-key:${hash}`;
         const stored = await knex('dp_backup_keys').where({ repository_hash: hash }).first('password_sealed');
         if (stored) {
@@ -98,8 +91,8 @@ export class BackupService {
     }
 
     async list(name: string): Promise<Backup[]> {
-        const app = await apps(this.#server).require(name);
-        const rows = await this.#server.app
+        const app = await apps(this.server).require(name);
+        const rows = await this.server.app
             .knex('dp_backups')
             .where({ app_name: app.name, repository_hash: this.#hash })
             .orderBy('id', 'desc');
@@ -108,28 +101,28 @@ export class BackupService {
 
     /** Starts a backup run of the app; answers its id. */
     async start(name: string, actor: DeployUser): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         this.#refuseUndeployed(app.name, app.state);
         return await this.#run(app, 'backup', actor, { reason: 'manual' }, async () => undefined);
     }
 
     /** Starts a run that puts the backup back in place of the app's folder, site and volumes; answers its id. */
     async restore(name: string, id: number, actor: DeployUser): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         this.#refuseUndeployed(app.name, app.state);
         const backup = await this.#row(app.name, id);
         return await this.#run(app, 'restore', actor, { reason: 'restore', snapshot: String(backup.snapshot) }, async (state) => {
             // A restore that was rolled back started the app again as it was; one that failed left it as it could.
             const after = state === 'succeeded' || state === 'rolled back' ? 'running' : 'failed';
-            await this.#server.app.knex('dp_apps').where({ name: app.name }).update({ state: after });
+            await this.server.app.knex('dp_apps').where({ name: app.name }).update({ state: after });
         });
     }
 
     /** Forgets the backup's snapshot and prunes what no other snapshot uses. */
     async remove(name: string, id: number, actor: DeployUser): Promise<void> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         const backup = await this.#row(app.name, id);
-        if (await runs(this.#server).inProgress(app.name)) {
+        if (await runs(this.server).inProgress(app.name)) {
             throw new ConflictError(`another run is in progress for ${app.name}`);
         }
 
@@ -143,18 +136,18 @@ export class BackupService {
             throw error;
         }
 
-        await this.#server.app.knex('dp_backups').where({ id }).delete();
-        await audit(this.#server).record({ actor, action: 'backups.delete', target: app.name, details: { backup: id } });
+        await this.server.app.knex('dp_backups').where({ id }).delete();
+        await audit(this.server).record({ actor, action: 'backups.delete', target: app.name, details: { backup: id } });
     }
 
     #refuseUndeployed(name: string, state: string): void {
-        if (state === 'draft' || !Fs.existsSync(Path.join(this.#server.app.config.apps.appsDir, name, 'compose.yaml'))) {
+        if (state === 'draft' || !Fs.existsSync(Path.join(this.server.app.config.apps.appsDir, name, 'compose.yaml'))) {
             throw new ValidationError(`${name} has not been deployed yet: there is nothing to back up or restore`);
         }
     }
 
     async #row(app: string, id: number): Promise<Record<string, unknown>> {
-        const row = (await this.#server.app.knex('dp_backups').where({ id, app_name: app, repository_hash: this.#hash }).first()) as
+        const row = (await this.server.app.knex('dp_backups').where({ id, app_name: app, repository_hash: this.#hash }).first()) as
             Record<string, unknown> | undefined;
         if (!row) {
             throw new NotFoundError(`${app} has no backup ${id}`);
@@ -171,9 +164,9 @@ export class BackupService {
         extra: Pick<BackupRunData, 'reason' | 'snapshot'>,
         onEnd: (state: string) => Promise<void>,
     ): Promise<number> {
-        const dump = (await recipes(this.#server).forApp(app))?.backup?.dump;
+        const dump = (await recipes(this.server).forApp(app))?.backup?.dump;
         const data = { domain: app.domain, backupKind: kind, restic: await this.repository(), ...(dump ? { dump } : {}), ...extra };
-        return await runs(this.#server).start({ app: app.name, kind, actor, script: BACKUP_SCRIPT, data, onEnd });
+        return await runs(this.server).start({ app: app.name, kind, actor, script: BACKUP_SCRIPT, data, onEnd });
     }
 }
 

@@ -13,6 +13,7 @@ import { matchRecipe } from '../recipes/image-match.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import type { Recipe } from '../recipes/recipe-types.ts';
 import { type CatalogTemplate, MAX_CATALOG_BYTES, parsePortainerTemplates } from './portainer-templates.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const REFRESH_MS = 10 * 60_000;
 const FETCH_TIMEOUT_MS = 10_000;
@@ -91,12 +92,11 @@ export function splitImage(reference: string): { image: string; tag: string } {
     return colon === -1 ? { image: reference, tag: 'latest' } : { image: reference.slice(0, colon), tag: reference.slice(colon + 1) };
 }
 
-export class CatalogService {
-    readonly #server: Server;
+export class CatalogService extends Service {
     readonly #lists = new Map<string, ImportedList>();
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
     }
 
     async #imported(source: string): Promise<ImportedList> {
@@ -122,12 +122,12 @@ export class CatalogService {
 
     /** The imported templates an app can be made from: those with an image (stacks need their compose file fetched). */
     async importedTemplates(): Promise<{ templates: CatalogTemplate[]; sources: CatalogSource[] }> {
-        const lists = await Promise.all(this.#server.app.config.apps.catalogUrls.map((source) => this.#imported(source)));
+        const lists = await Promise.all(this.server.app.config.apps.catalogUrls.map((source) => this.#imported(source)));
         return { templates: lists.flatMap((list) => list.templates), sources: lists.map((list) => list.report) };
     }
 
     async templates(): Promise<{ templates: CatalogEntry[]; sources: CatalogSource[] }> {
-        const known = await recipes(this.#server).all();
+        const known = await recipes(this.server).all();
         const own = known.filter((recipe) => recipe.compose !== undefined).map(fromRecipe);
         const { templates, sources } = await this.importedTemplates();
         const imported = templates.map((template): CatalogEntry => {

@@ -16,6 +16,7 @@ import { type RecipeMatch } from '../recipes/image-match.ts';
 import type { Recipe } from '../recipes/recipe-types.ts';
 import { scanImageDocs } from './doc-scan.ts';
 import { type CuratedApp, curatedFor, GUIDE_PROVIDER_METHODS, guideFor } from './documented.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export const EVIDENCE_LEVELS = ['tested', 'documented', 'found'] as const;
 export type EvidenceLevel = (typeof EVIDENCE_LEVELS)[number];
@@ -187,15 +188,14 @@ const FAILED_INSPECTION_MS = 60_000;
 /** How long an inspected image's answer is kept whole. */
 const INSPECTED_MS = 60_000;
 
-export class EvidenceService {
-    readonly #server: Server;
+export class EvidenceService extends Service {
     /** Detections by image and what was found, for as long as the recipes are the same (a save changes them). */
     readonly #cache = new Map<string, { at: number; version: number; detection: Detection }>();
     readonly #failedInspections = new Map<string, { at: number; error: string }>();
     readonly #inspected = new Map<string, { at: number; version: number; answer: Detection & { inspection: Inspection } }>();
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
     }
 
     /**
@@ -203,7 +203,7 @@ export class EvidenceService {
      * kept a minute (the registry's tags move, the recipes may be saved anew).
      */
     async inspectAndDetect(image: string): Promise<Detection & { inspection: Inspection }> {
-        const version = recipes(this.#server).version;
+        const version = recipes(this.server).version;
         const kept = this.#inspected.get(image);
         if (kept && kept.version === version && Date.now() - kept.at < INSPECTED_MS) {
             return { ...kept.answer, inspection: { ...kept.answer.inspection, roundTrips: 0 } };
@@ -250,7 +250,7 @@ export class EvidenceService {
         }
 
         try {
-            const inspected = await hub(this.#server).inspect(image);
+            const inspected = await hub(this.server).inspect(image);
             const env = Object.entries(inspected.config.env).map(([name, value]) => `${name}=${value}`);
             return {
                 docs: { env, labels: inspected.config.labels },
@@ -270,7 +270,7 @@ export class EvidenceService {
     /** Docker Hub's description and README of the image's repository, when it is on Docker Hub and the page answers. */
     async #repositoryTextOf(image: string): Promise<{ description: string; readme: string } | undefined> {
         try {
-            return (await hub(this.#server).repositoryText(image)) ?? undefined;
+            return (await hub(this.server).repositoryText(image)) ?? undefined;
         } catch (error) {
             upstreamReason(error);
             return undefined;
@@ -280,7 +280,7 @@ export class EvidenceService {
     /** The evidence for an image; `found` is what its inspected documentation says, when it was inspected. */
     async detect(image: string, found: FoundInDocs[] = [], recipe?: Recipe): Promise<Detection> {
         const key = JSON.stringify([image, found, recipe?.id ?? null]);
-        const version = recipes(this.#server).version;
+        const version = recipes(this.server).version;
         const cached = this.#cache.get(key);
         if (cached && cached.version === version && Date.now() - cached.at < CACHE_MS) {
             return cached.detection;
@@ -296,7 +296,7 @@ export class EvidenceService {
     }
 
     async #detect(image: string, found: FoundInDocs[], recipe: Recipe | undefined): Promise<Detection> {
-        const match: RecipeMatch | null = recipe ? { recipe, how: 'exact' } : await recipes(this.#server).forImage(image);
+        const match: RecipeMatch | null = recipe ? { recipe, how: 'exact' } : await recipes(this.server).forImage(image);
         const curated = curatedFor(image);
         const slugs = [curated?.slug, match?.recipe.id].filter((slug): slug is string => slug !== undefined);
         const claims = [

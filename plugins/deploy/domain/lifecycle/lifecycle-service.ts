@@ -3,8 +3,6 @@
  * and before anything is saved (422); the run itself executes jobs/app-run.ts in a worker.
  */
 
-import type { Server } from '@hapi/hapi';
-
 import { ConflictError, forField, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { jobFile } from '../../../jobs.ts';
@@ -32,6 +30,7 @@ import { DRAFT_IN_JOURNAL, writeJournal } from '../engine/run-journal.ts';
 import type { Finding } from '../findings/finding.ts';
 import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
 import { type RunState, runs } from '../runs/run-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/lifecycle/). */
 const RUN_SCRIPT = jobFile('app-run');
@@ -99,36 +98,30 @@ const NEED_WORDS: Record<MethodNeed, string> = {
     sharedPassword: "the shared account's password",
 };
 
-export class LifecycleService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class LifecycleService extends Service {
     async deploy(name: string, actor: DeployUser, acceptRisks = false): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         await this.#refuseWhileRunning(app.name);
         await this.#refuseBadAppliedRecipe(app);
-        const secrets = await apps(this.#server).secretsOf(app.name);
+        const secrets = await apps(this.server).secretsOf(app.name);
         await this.#checkCompose(app.name, app.draft.compose, secrets, acceptRisks);
-        await appAccess(this.#server).refuseAccidentalAccess(app);
+        await appAccess(this.server).refuseAccidentalAccess(app);
         const adminUser = await this.#missingAdminUser(app, actor);
         await this.#checkFilledCompose(withDraft(app, adminUser ? { adminUser } : {}), secrets, acceptRisks);
-        const ready = adminUser ? await apps(this.#server).saveDraft(app.name, { adminUser }) : app;
+        const ready = adminUser ? await apps(this.server).saveDraft(app.name, { adminUser }) : app;
         return await this.#startWithFiles(ready, 'deploy', actor);
     }
 
     async updateCompose(name: string, actor: DeployUser, update: ComposeUpdate): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         const chosen = pick(update.mode, update.spec, update.text);
         const text = chosen.text ?? renderCompose(forField('spec', () => modelFromJson(chosen.spec)));
-        const secrets = { ...(await apps(this.#server).secretsOf(app.name)), ...(update.secrets ?? {}) };
+        const secrets = { ...(await apps(this.server).secretsOf(app.name)), ...(update.secrets ?? {}) };
         await this.#refuseWhileRunning(app.name);
         await this.#refuseBadAppliedRecipe(app);
         await this.#checkCompose(app.name, text, secrets, update.acceptRisks === true);
         await this.#checkFilledCompose(withDraft(app, { compose: text }), secrets, update.acceptRisks === true);
-        const saved = await apps(this.#server).saveDraft(app.name, {
+        const saved = await apps(this.server).saveDraft(app.name, {
             compose: text,
             composeEditor: update.mode,
             ...(update.secrets ? { secrets: update.secrets } : {}),
@@ -138,10 +131,10 @@ export class LifecycleService {
     }
 
     async updateSite(name: string, actor: DeployUser, update: SiteUpdate): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         const chosen = pick(update.mode, update.spec, update.text);
         const text = chosen.text ?? forField('spec', () => renderSite(chosen.spec as SiteSpec));
-        const places = sitePlaces(this.#server.app.config, { name: app.name, domain: app.domain });
+        const places = sitePlaces(this.server.app.config, { name: app.name, domain: app.domain });
         const errors = checkSite(forField(update.mode === 'model' ? 'spec' : 'text', () => parseSite(text, places)).spec, places).filter(
             (finding) => finding.level === 'error',
         );
@@ -151,12 +144,12 @@ export class LifecycleService {
 
         await this.#refuseWhileRunning(app.name);
         await this.#refuseBadAppliedRecipe(app);
-        const saved = await apps(this.#server).saveDraft(app.name, { nginx: text, nginxEditor: update.mode });
+        const saved = await apps(this.server).saveDraft(app.name, { nginx: text, nginxEditor: update.mode });
         return await this.#startWithFiles(saved, 'nginx', actor);
     }
 
     async act(name: string, actor: DeployUser, action: AppAction): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         if (app.state === 'draft') {
             throw new ValidationError(`${app.name} has not been deployed yet: deploy it first`);
         }
@@ -169,7 +162,7 @@ export class LifecycleService {
     }
 
     async remove(name: string, actor: DeployUser, request: DeleteRequest): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         if (request.confirm !== app.name) {
             throw new ValidationError(`confirm: type the app's name (${app.name}) to delete it`);
         }
@@ -185,7 +178,7 @@ export class LifecycleService {
             includePreexisting: request.includePreexisting === true,
             forgetHistory: request.forgetHistory === true,
         };
-        const access = options.removeAccess ? await appAccess(this.#server).forRun(app) : undefined;
+        const access = options.removeAccess ? await appAccess(this.server).forRun(app) : undefined;
         // The run ends long after start() answers its id, so the id is set when onEnd reads it.
         const runId = await this.#start(app, 'delete', actor, { remove: options, ...(access ? { access } : {}) }, async (state) => {
             if (state === 'succeeded') {
@@ -199,11 +192,11 @@ export class LifecycleService {
     }
 
     async #forgetApp(name: string, keepRun: number | undefined): Promise<void> {
-        const knex = this.#server.app.knex;
+        const knex = this.server.app.knex;
         await knex('dp_app_resources').where({ app_name: name }).delete();
         await knex('dp_apps').where({ name }).delete();
         if (keepRun !== undefined) {
-            await runs(this.#server).forget(name, keepRun);
+            await runs(this.server).forget(name, keepRun);
         }
     }
 
@@ -218,7 +211,7 @@ export class LifecycleService {
     }
 
     #refuseRisks(spec: ComposeSpec, app: string, secrets: Record<string, string>, acceptRisks: boolean, what: string): void {
-        const findings = lintCompose(spec, lintContextFor(this.#server.app.config, { app, values: secrets }));
+        const findings = lintCompose(spec, lintContextFor(this.server.app.config, { app, values: secrets }));
         if (!acceptRisks && hasUnacceptedRisks(findings)) {
             const risks = findings.filter((finding) => finding.level === 'risk');
             throw new ValidationError(`acceptRisks: lint found risks in ${what}; accept them to deploy anyway: ${describe(risks)}`);
@@ -226,17 +219,17 @@ export class LifecycleService {
     }
 
     async #refuseWhileRunning(app: string): Promise<void> {
-        if (await runs(this.#server).inProgress(app)) {
+        if (await runs(this.server).inProgress(app)) {
             throw new ConflictError(`another run is in progress for ${app}`);
         }
     }
 
     /** Sets the app's sign-in method and applies it in a run that rewrites, restarts and checks, rolled back on failure. */
     async changeSignIn(name: string, actor: DeployUser, change: SignInChange): Promise<number> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         await this.#refuseWhileRunning(app.name);
         const account = change.account ?? '';
-        const recipe = await recipes(this.#server).forApp(app);
+        const recipe = await recipes(this.server).forApp(app);
         const methodName = account === '' || account === 'recipe' ? recipe?.method : account;
         if (!methodName) {
             throw new ValidationError(`account: no recipe applies to ${app.image ?? app.name}; choose a method`);
@@ -265,7 +258,7 @@ export class LifecycleService {
         }
 
         checkSamlAcs(change.samlAcs);
-        if (!(await idpConnection(this.#server).active())) {
+        if (!(await idpConnection(this.server).active())) {
             throw new ValidationError(
                 'connect an identity provider first (Admin, Identity provider): every method works behind its forward auth',
             );
@@ -277,7 +270,7 @@ export class LifecycleService {
             adminUser: fields.adminUser ?? app.draft.adminUser ?? (needsAdmin ? await this.#defaultAdminUser(actor) : undefined),
             samlAcs: fields.samlAcs ?? app.draft.samlAcs,
             sharedUser: fields.sharedUser ?? app.draft.sharedUser,
-            sharedPassword: sharedPassword ?? (await apps(this.#server).sharedPasswordOf(app.name)),
+            sharedPassword: sharedPassword ?? (await apps(this.server).sharedPasswordOf(app.name)),
         };
         const needs = [...new Set([...method.needs, ...(recipeForMethod ? recipeNeeds(recipeForMethod) : [])])];
         const missing = needs.filter((need) => !known[need]);
@@ -295,11 +288,11 @@ export class LifecycleService {
             ...fields,
             ...(known.adminUser && !app.draft.adminUser ? { adminUser: known.adminUser } : {}),
         };
-        const secrets = await apps(this.#server).secretsOf(app.name);
+        const secrets = await apps(this.server).secretsOf(app.name);
         await this.#checkCompose(app.name, app.draft.compose, secrets, acceptRisks === true);
         const changed = { ...withDraft(app, draftChange), recipeId: recipeForMethod?.id ?? app.recipeId };
         await this.#checkFilledCompose(changed, secrets, acceptRisks === true);
-        const previousPassword = await apps(this.#server).sharedPasswordOf(app.name);
+        const previousPassword = await apps(this.server).sharedPasswordOf(app.name);
         const previous = {
             account: app.draft.account ?? '',
             adminUser: app.draft.adminUser ?? '',
@@ -309,12 +302,12 @@ export class LifecycleService {
             sharedPassword: previousPassword ?? '',
             ...(app.draft.login ? { login: app.draft.login } : {}),
         };
-        const saved = await apps(this.#server).saveDraft(app.name, {
+        const saved = await apps(this.server).saveDraft(app.name, {
             ...draftChange,
             ...(sharedPassword !== undefined ? { sharedPassword } : {}),
         });
         if (recipeForMethod && app.recipeId !== recipeForMethod.id) {
-            await apps(this.#server).keepRecipe(app.name, recipeForMethod.id);
+            await apps(this.server).keepRecipe(app.name, recipeForMethod.id);
         }
 
         // The run's rollback puts the site back; the draft goes back with it.
@@ -323,7 +316,7 @@ export class LifecycleService {
 
     /** A run that applies the app's recipe is refused before anything is written when the recipe fails the checks. */
     async #refuseBadAppliedRecipe(app: AppRecord): Promise<void> {
-        const { recipe } = await appliedMethod(this.#server, app);
+        const { recipe } = await appliedMethod(this.server, app);
         if (recipe) {
             refuseBadRecipe(recipe);
         }
@@ -332,8 +325,8 @@ export class LifecycleService {
     /** `previousDraft`: the draft fields the run changes, put back when it fails (or is undone after a crash). */
     async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser, previousDraft?: DraftInput): Promise<number> {
         const ready = await this.#withMethodSecrets(app);
-        const values = await apps(this.#server).secretsOf(ready.name);
-        const { site, ...provider } = await accessForRun(this.#server, ready, kind);
+        const values = await apps(this.server).secretsOf(ready.name);
+        const { site, ...provider } = await accessForRun(this.server, ready, kind);
         const { recipe, service, placeholders, compose } = await this.#composeToWrite(ready);
         const files = { compose: compose.text, secrets: renderSecretsFile(values), site };
         // The gateway is known in the run, once the app's network exists.
@@ -358,11 +351,11 @@ export class LifecycleService {
             extra,
             async (state) => {
                 if (state !== 'succeeded' && previousDraft) {
-                    await apps(this.#server).saveDraft(app.name, previousDraft);
+                    await apps(this.server).saveDraft(app.name, previousDraft);
                 }
 
                 if (state === 'succeeded' && init) {
-                    await apps(this.#server).markInitDone(app.name);
+                    await apps(this.server).markInitDone(app.name);
                 }
 
                 if (kind === 'nginx') {
@@ -371,7 +364,7 @@ export class LifecycleService {
 
                 if (state === 'succeeded') {
                     await this.#setState(app.name, 'running');
-                    await apps(this.#server).followDeployedImage(app.name);
+                    await apps(this.server).followDeployedImage(app.name);
                 } else if (state === 'failed' || (state === 'rolled back' && previousState === 'draft')) {
                     await this.#setState(app.name, state === 'failed' ? 'failed' : 'draft');
                 }
@@ -382,15 +375,15 @@ export class LifecycleService {
 
     /** The draft as it was, in the run's journal, for a server that takes the run over after a crash to put back. */
     async #journalDraft(runId: number, previous: DraftInput): Promise<void> {
-        const sealed = this.#server.app.sealer.seal(JSON.stringify(previous), DRAFT_IN_JOURNAL);
-        await writeJournal(this.#server.app.knex, runId, { type: 'draft', sealed });
+        const sealed = this.server.app.sealer.seal(JSON.stringify(previous), DRAFT_IN_JOURNAL);
+        await writeJournal(this.server.app.knex, runId, { type: 'draft', sealed });
     }
 
     /** The compose file a run of the app writes: the recipe's changes made, the placeholders filled in its values. */
     async #composeToWrite(app: AppRecord) {
-        const { recipe } = await appliedMethod(this.#server, app);
+        const { recipe } = await appliedMethod(this.server, app);
         const withRecipe = recipe ? composeWithRecipe(app.draft.compose, recipe) : { text: app.draft.compose, service: undefined };
-        const placeholders = placeholderValues(await methodSettingsOf(this.#server, app, { adminEmail: true }));
+        const placeholders = placeholderValues(await methodSettingsOf(this.server, app, { adminEmail: true }));
         const compose = forField('compose', () => fillYamlPlaceholders(withRecipe.text, placeholders));
         return { recipe, service: withRecipe.service, placeholders, compose };
     }
@@ -404,16 +397,16 @@ export class LifecycleService {
 
     /** The variables the app's sign-in method keeps in its secrets (an OpenID client's id and secret), made once. */
     async #withMethodSecrets(app: AppRecord): Promise<AppRecord> {
-        const applied = (await appliedMethod(this.#server, app)).method;
+        const applied = (await appliedMethod(this.server, app)).method;
         const method = applied ? await loadMethod(applied) : undefined;
         if (!method?.secrets) {
             return app;
         }
 
-        const existing = await apps(this.#server).secretsOf(app.name);
+        const existing = await apps(this.server).secretsOf(app.name);
         const wanted = method.secrets(existing);
         const missing = Object.entries(wanted).filter(([key, value]) => existing[key] !== value);
-        return missing.length === 0 ? app : await apps(this.#server).saveDraft(app.name, { secrets: Object.fromEntries(missing) });
+        return missing.length === 0 ? app : await apps(this.server).saveDraft(app.name, { secrets: Object.fromEntries(missing) });
     }
 
     /**
@@ -421,7 +414,7 @@ export class LifecycleService {
      * e-mail is the deploying user's; a deploy is refused while there is none.
      */
     async #missingAdminUser(app: AppRecord, actor: DeployUser): Promise<string | undefined> {
-        const { recipe } = await appliedMethod(this.#server, app);
+        const { recipe } = await appliedMethod(this.server, app);
         if (!recipe || !needsAdminUser(recipe) || app.draft.adminUser) {
             return undefined;
         }
@@ -439,12 +432,12 @@ export class LifecycleService {
 
     /** The identity provider's user whose e-mail is the deploying user's, if the provider is connected and has one. */
     async #defaultAdminUser(actor: DeployUser): Promise<string | undefined> {
-        if (!(await idpConnection(this.#server).active())) {
+        if (!(await idpConnection(this.server).active())) {
             return undefined;
         }
 
         const wanted = actor.email.toLowerCase();
-        const users = await (await idpConnection(this.#server).client()).users(actor.email).catch(() => []);
+        const users = await (await idpConnection(this.server).client()).users(actor.email).catch(() => []);
         const username = users.find((user) => user.email?.toLowerCase() === wanted)?.username;
         // A provider's user name goes into the app's files as its admin: only one the API would take.
         return username !== undefined && isAccountName(username) ? username : undefined;
@@ -460,11 +453,11 @@ export class LifecycleService {
     ): Promise<number> {
         const data: Omit<AppRunData, 'runId'> = { app: app.name, kind, domain: app.domain, ...extra };
         const request = { app: app.name, kind, actor, script: RUN_SCRIPT, data: { ...data }, onEnd };
-        return await runs(this.#server).start(beforeExecute ? { ...request, beforeExecute } : request);
+        return await runs(this.server).start(beforeExecute ? { ...request, beforeExecute } : request);
     }
 
     async #setState(name: string, state: string): Promise<void> {
-        await this.#server.app.knex('dp_apps').where({ name }).update({ state });
+        await this.server.app.knex('dp_apps').where({ name }).update({ state });
     }
 }
 

@@ -1,7 +1,6 @@
 import Crypto from 'node:crypto';
 
 import type { Server } from '@hapi/hapi';
-import type { Knex } from 'knex';
 
 import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
 import { sendMail } from '../../../../lib/email.ts';
@@ -10,6 +9,7 @@ import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { HostRefusedError, WebhookSender } from '../../../../lib/webhook-sender.ts';
 import type { ExpiringCertificate } from './certificate-expiry.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** The events a user may be told of. */
 export const NOTIFICATION_KINDS = [
@@ -129,8 +129,7 @@ interface Recipient {
  * dp_notification_deliveries, written before the first attempt and after each one. All roles see every app, so every
  * user who chose an event's kind hears of it.
  */
-export class NotificationService {
-    readonly #server: Server;
+export class NotificationService extends Service {
     readonly #pending = new Set<Promise<void>>();
     /** The waits between attempts, ended early when the server stops. */
     readonly #waits = new Set<() => void>();
@@ -138,20 +137,15 @@ export class NotificationService {
     #sender: WebhookSender | undefined;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
     }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
     get #webhookSender(): WebhookSender {
-        this.#sender ??= new WebhookSender(this.#server.app.config.webhooks, { maxRedirects: 5 });
+        this.#sender ??= new WebhookSender(this.server.app.config.webhooks, { maxRedirects: 5 });
         return this.#sender;
     }
 
     async settingsFor(user: { id: number; email: string }): Promise<NotificationSettings> {
-        const row = await this.#knex('dp_notification_settings').where({ user_id: user.id }).first();
+        const row = await this.knex('dp_notification_settings').where({ user_id: user.id }).first();
         return {
             email: { enabled: Boolean(row?.email_enabled ?? false), address: user.email, kinds: kindsOf(row?.email_kinds) },
             webhook: {
@@ -163,7 +157,7 @@ export class NotificationService {
     }
 
     async updateSettings(user: { id: number; email: string }, change: NotificationSettingsChange): Promise<NotificationSettings> {
-        const current = await this.#knex('dp_notification_settings').where({ user_id: user.id }).first();
+        const current = await this.knex('dp_notification_settings').where({ user_id: user.id }).first();
         const update: Record<string, unknown> = { updated_at: now() };
         if (change.email?.enabled !== undefined) update.email_enabled = change.email.enabled;
         if (change.email?.kinds !== undefined) update.email_kinds = kindsOf(change.email.kinds.join(',')).join(',');
@@ -174,7 +168,7 @@ export class NotificationService {
                 throw new ValidationError(`webhook.secret: from 8 to ${MAX_SECRET_LENGTH} characters`);
             }
 
-            update.webhook_secret_sealed = this.#server.app.sealer.seal(secret, SECRET_PURPOSE);
+            update.webhook_secret_sealed = this.server.app.sealer.seal(secret, SECRET_PURPOSE);
         }
 
         const url = change.webhook?.url;
@@ -189,9 +183,9 @@ export class NotificationService {
         }
 
         if (current) {
-            await this.#knex('dp_notification_settings').where({ user_id: user.id }).update(update);
+            await this.knex('dp_notification_settings').where({ user_id: user.id }).update(update);
         } else {
-            await this.#knex('dp_notification_settings').insert({ user_id: user.id, ...update });
+            await this.knex('dp_notification_settings').insert({ user_id: user.id, ...update });
         }
 
         return await this.settingsFor(user);
@@ -199,7 +193,7 @@ export class NotificationService {
 
     /** Who hears of the event, on which channel: enabled users who chose its kind there. */
     async #recipients(kind: NotificationKind): Promise<Recipient[]> {
-        const rows = await this.#knex('dp_notification_settings as s')
+        const rows = await this.knex('dp_notification_settings as s')
             .join('dp_users as u', 'u.id', 's.user_id')
             .where('u.disabled', false)
             .select('u.id', 'u.email', 's.email_enabled', 's.email_kinds', 's.webhook_url', 's.webhook_secret_sealed', 's.webhook_kinds');
@@ -211,7 +205,7 @@ export class NotificationService {
             }
 
             if (row.webhook_url && row.webhook_secret_sealed && kindsOf(row.webhook_kinds).includes(kind)) {
-                const secret = this.#server.app.sealer.open(String(row.webhook_secret_sealed), SECRET_PURPOSE);
+                const secret = this.server.app.sealer.open(String(row.webhook_secret_sealed), SECRET_PURPOSE);
                 recipients.push({ ...base, channel: 'webhook', target: String(row.webhook_url), secret });
             }
         }
@@ -231,7 +225,7 @@ export class NotificationService {
 
     #track(work: Promise<void>): void {
         const tracked = work.catch((error: unknown) =>
-            this.#server.log(['error', 'deploy', 'notifications'], `a notification failed: ${(error as Error).message}`),
+            this.server.log(['error', 'deploy', 'notifications'], `a notification failed: ${(error as Error).message}`),
         );
         this.#pending.add(tracked);
         void tracked.finally(() => this.#pending.delete(tracked));
@@ -241,7 +235,7 @@ export class NotificationService {
         const recipients = await this.#recipients(event.kind);
         for (const recipient of recipients) {
             const at = now();
-            const [id] = await this.#knex('dp_notification_deliveries').insert({
+            const [id] = await this.knex('dp_notification_deliveries').insert({
                 event_kind: event.kind,
                 app_name: event.app,
                 summary: event.summary.slice(0, 255),
@@ -277,7 +271,7 @@ export class NotificationService {
     }
 
     async #deliver(id: number, event: NotificationEvent, recipient: Recipient): Promise<void> {
-        const { maxAttempts, retryBackoffMs } = this.#server.app.config.webhooks;
+        const { maxAttempts, retryBackoffMs } = this.server.app.config.webhooks;
         const send =
             recipient.channel === 'email' ? () => this.#sendEmail(event, recipient) : () => this.#sendWebhook(id, event, recipient);
         for (let attempt = 1; ; attempt += 1) {
@@ -291,7 +285,7 @@ export class NotificationService {
             const refused = error instanceof HostRefusedError;
             const finished = error === undefined || refused || attempt >= maxAttempts;
             const status: DeliveryStatus = error === undefined ? 'delivered' : refused ? 'refused' : finished ? 'failed' : 'pending';
-            await this.#knex('dp_notification_deliveries')
+            await this.knex('dp_notification_deliveries')
                 .where({ id })
                 .update({ status, attempts: attempt, error: error ? error.message.slice(0, 1024) : null, updated_at: now() });
             if (finished || this.#stopping) {
@@ -315,8 +309,8 @@ export class NotificationService {
 
     async #sendEmail(event: NotificationEvent, recipient: Recipient): Promise<void> {
         const facts = Object.entries(event.details).map(([name, value]) => `${name}: ${String(value)}`);
-        const text = [event.summary, '', ...(event.app ? [`App: ${event.app}`] : []), ...facts, '', this.#server.app.config.publicUrl];
-        await sendMail(this.#server.app.config.smtp, {
+        const text = [event.summary, '', ...(event.app ? [`App: ${event.app}`] : []), ...facts, '', this.server.app.config.publicUrl];
+        await sendMail(this.server.app.config.smtp, {
             to: recipient.target,
             subject: `[Gatehouse] ${event.summary}`,
             text: text.join('\n'),
@@ -366,7 +360,7 @@ export class NotificationService {
         const warned: string[] = [];
         for (const certificate of certificates) {
             try {
-                await this.#knex('dp_certificate_warnings').insert({ domain: certificate.domain.slice(0, 253), day, created_at: now() });
+                await this.knex('dp_certificate_warnings').insert({ domain: certificate.domain.slice(0, 253), day, created_at: now() });
             } catch (error) {
                 if (isUniqueViolation(error)) {
                     continue;
@@ -375,7 +369,7 @@ export class NotificationService {
                 throw error;
             }
 
-            const app = await this.#knex('dp_apps').where({ domain: certificate.domain }).first('name');
+            const app = await this.knex('dp_apps').where({ domain: certificate.domain }).first('name');
             const expired = certificate.daysLeft < 0;
             await this.notify({
                 kind: 'certificate-expiring',
@@ -393,7 +387,7 @@ export class NotificationService {
 
     /** A certificate the scheduled renewal could not renew: the app it belongs to, and the CA's or the network's answer. */
     async certificateRenewalFailed(domain: string, error: string): Promise<number> {
-        const app = await this.#knex('dp_apps').where({ domain }).first('name');
+        const app = await this.knex('dp_apps').where({ domain }).first('name');
         return await this.notify({
             kind: 'certificate-renewal-failed',
             app: app ? String(app.name) : null,
@@ -403,7 +397,7 @@ export class NotificationService {
     }
 
     async deliveries(paging: Paging): Promise<{ deliveries: Delivery[]; total: number }> {
-        const query = this.#knex('dp_notification_deliveries');
+        const query = this.knex('dp_notification_deliveries');
         const total = Number((await query.clone().count({ count: '*' }).first())?.count ?? 0);
         const rows = await query.orderBy('id', 'desc').limit(paging.limit).offset(paging.offset);
         return { deliveries: rows.map(toDelivery), total };

@@ -1,4 +1,3 @@
-import type { Server } from '@hapi/hapi';
 import * as client from 'openid-client';
 
 import type { AddressKind } from '../../../../lib/addresses.ts';
@@ -6,6 +5,7 @@ import { ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { settings } from '../../../../lib/settings.ts';
 import { allowedProviderKinds, guardedProviderFetch } from './provider-fetch.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const SETTINGS_NAME = 'deploy.oidc';
 const CLIENT_SECRET_NAME = 'deploy.oidc.client_secret';
@@ -192,28 +192,22 @@ function verifiedEmail(claims: IdentityClaims): string {
  * with PKCE (S256), state and nonce; the ID token's issuer, audience and nonce are checked by the library.
  * A user is matched by a verified e-mail to an existing, active deploy user; nobody is created.
  */
-export class OidcService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class OidcService extends Service {
     get redirectUri(): string {
-        return new URL('api/auth/oidc/callback', this.#server.app.config.publicUrl).href;
+        return new URL('api/auth/oidc/callback', this.server.app.config.publicUrl).href;
     }
 
     get homeUrl(): string {
-        return this.#server.app.config.publicUrl;
+        return this.server.app.config.publicUrl;
     }
 
     get failureUrl(): string {
-        return new URL('?signin=failed', this.#server.app.config.publicUrl).href;
+        return new URL('?signin=failed', this.server.app.config.publicUrl).href;
     }
 
     async view(): Promise<OidcSettingsView> {
         const stored = await this.#stored();
-        const hasClientSecret = (await settings(this.#server).get<string>(CLIENT_SECRET_NAME)) !== undefined;
+        const hasClientSecret = (await settings(this.server).get<string>(CLIENT_SECRET_NAME)) !== undefined;
         return { ...stored, hasClientSecret, redirectUri: this.redirectUri };
     }
 
@@ -225,7 +219,7 @@ export class OidcService {
             clientId: (change.clientId ?? current.clientId).trim(),
         };
         checkSettings(next);
-        await settings(this.#server).set(SETTINGS_NAME, next);
+        await settings(this.server).set(SETTINGS_NAME, next);
         const clientSecretChange = await this.#changeClientSecret(change.clientSecret);
         return { view: await this.view(), clientSecretChange };
     }
@@ -259,7 +253,7 @@ export class OidcService {
             const metadata = config.serverMetadata();
             return { ok: true, issuer: metadata.issuer, authorizationEndpoint: metadata.authorization_endpoint };
         } catch (error) {
-            this.#server.log(['warn', 'oidc'], `OIDC test: discovery of ${target} failed: ${describe(error)}`);
+            this.server.log(['warn', 'oidc'], `OIDC test: discovery of ${target} failed: ${describe(error)}`);
             return { ok: false, issuer: target, error: DISCOVERY_FAILED };
         }
     }
@@ -294,11 +288,11 @@ export class OidcService {
     }
 
     async #allowedKinds(): Promise<Set<AddressKind>> {
-        return await allowedProviderKinds(this.#server.app.config.publicUrl);
+        return await allowedProviderKinds(this.server.app.config.publicUrl);
     }
 
     async #stored(): Promise<OidcSettings> {
-        const stored = await settings(this.#server).get<Partial<OidcSettings>>(SETTINGS_NAME);
+        const stored = await settings(this.server).get<Partial<OidcSettings>>(SETTINGS_NAME);
         return { enabled: stored?.enabled === true, issuer: stored?.issuer ?? '', clientId: stored?.clientId ?? '' };
     }
 
@@ -308,11 +302,11 @@ export class OidcService {
         }
 
         if (clientSecret === '') {
-            await settings(this.#server).remove(CLIENT_SECRET_NAME);
+            await settings(this.server).remove(CLIENT_SECRET_NAME);
             return 'removed';
         }
 
-        await settings(this.#server).setSecret(CLIENT_SECRET_NAME, clientSecret);
+        await settings(this.server).setSecret(CLIENT_SECRET_NAME, clientSecret);
         return 'replaced';
     }
 
@@ -323,7 +317,7 @@ export class OidcService {
         }
 
         try {
-            const clientSecret = await settings(this.#server).getSecret(CLIENT_SECRET_NAME);
+            const clientSecret = await settings(this.server).getSecret(CLIENT_SECRET_NAME);
             const issuer = parseIssuer(stored.issuer);
             return await discover({ issuer, clientId: stored.clientId, clientSecret, allowedKinds: await this.#allowedKinds() });
         } catch (error) {

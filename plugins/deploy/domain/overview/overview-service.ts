@@ -9,6 +9,7 @@ import { apps } from '../apps/app-service.ts';
 import { runs, type RunSummary } from '../runs/run-service.ts';
 import { hostToolVersions } from './host-tools.ts';
 import { acmeIntegration, dnsIntegration, dockerEngineIntegration, nginxIntegration, registryIntegration } from './integrations.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const RECENT_RUNS = 10;
 
@@ -20,13 +21,12 @@ export interface Dashboard {
 }
 
 /** The first page a signed-in person sees, and what the host offers the deploy manager. */
-export class OverviewService {
-    readonly #server: Server;
+export class OverviewService extends Service {
     // The same for every signed-in person, asked for on every page of the web UI: kept until an app, user or run is written.
     readonly #dashboard: ReadCache<Dashboard>;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#dashboard = readCache(server, ['dp_apps', 'dp_users', 'dp_runs']);
     }
 
@@ -38,17 +38,17 @@ export class OverviewService {
     /** Counts and the recent runs' summaries, each from one query: no app or user is read whole. */
     async #countAll(): Promise<Dashboard> {
         const [byState, users, recentRuns, inProgress] = await Promise.all([
-            apps(this.#server).countByState(),
-            deployUsers(this.#server).counts(),
-            runs(this.#server).latest(RECENT_RUNS),
-            runs(this.#server).countInProgress(),
+            apps(this.server).countByState(),
+            deployUsers(this.server).counts(),
+            runs(this.server).latest(RECENT_RUNS),
+            runs(this.server).countInProgress(),
         ]);
         const total = Object.values(byState).reduce((sum, count) => sum + count, 0);
         return { apps: { total, byState }, users, recentRuns, runsInProgress: inProgress };
     }
 
     async system() {
-        const { config } = this.#server.app;
+        const { config } = this.server.app;
         const { host } = config;
         const [tools, docker, nginx, acme, registry, oidc] = await Promise.all([
             hostToolVersions(host),
@@ -56,7 +56,7 @@ export class OverviewService {
             nginxIntegration(host, config.apps.nginxSitesDir),
             acmeIntegration(host),
             registryIntegration(host),
-            settings(this.#server).get<{ enabled?: boolean; issuer?: string }>('deploy.oidc'),
+            settings(this.server).get<{ enabled?: boolean; issuer?: string }>('deploy.oidc'),
         ]);
         return {
             tools: { dockerEngine: { found: docker.reachable, version: docker.version }, ...tools },
@@ -66,7 +66,7 @@ export class OverviewService {
                 acme,
                 registry,
                 dns: dnsIntegration(host),
-                identityProvider: await identityProviderIntegration(this.#server),
+                identityProvider: await identityProviderIntegration(this.server),
                 oidcSignIn: { configured: oidc?.enabled === true, issuer: oidc?.issuer ?? null },
             },
             conventions: {

@@ -11,6 +11,7 @@ import { defineService } from '../../../../lib/services.ts';
 import { matchRecipe, type RecipeMatch } from './image-match.ts';
 import { readRecipeFolders, SHIPPED_RECIPES_DIR } from './recipe-files.ts';
 import type { Recipe, RecipeFields } from './recipe-types.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export const SAVED_PREFIX = 'saved-';
 
@@ -60,8 +61,7 @@ function toSavedRecipe(row: Record<string, unknown>): Recipe {
 
 const MAX_REMEMBERED_MATCHES = 10_000;
 
-export class RecipeService {
-    readonly #server: Server;
+export class RecipeService extends Service {
     #shipped: Recipe[] | undefined;
     /** The saved recipes as last read; this process is the only writer, so a save clears it. */
     #saved: Promise<Recipe[]> | undefined;
@@ -69,17 +69,17 @@ export class RecipeService {
     version = 0;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
     }
 
     /** The recipe files; read (and checked) on first use, which start-up makes early so that a bad file stops it. */
     shipped(): Recipe[] {
-        this.#shipped ??= readRecipeFolders([SHIPPED_RECIPES_DIR, ...this.#server.app.config.apps.recipeDirs]);
+        this.#shipped ??= readRecipeFolders([SHIPPED_RECIPES_DIR, ...this.server.app.config.apps.recipeDirs]);
         return this.#shipped;
     }
 
     async saved(): Promise<Recipe[]> {
-        this.#saved ??= this.#server.app
+        this.#saved ??= this.server.app
             .knex('dp_recipes')
             .orderBy('id', 'desc')
             .then((rows) => rows.map(toSavedRecipe))
@@ -98,7 +98,7 @@ export class RecipeService {
     async find(id: string): Promise<Recipe | undefined> {
         if (id.startsWith(SAVED_PREFIX)) {
             const number = Number(id.slice(SAVED_PREFIX.length));
-            const row = Number.isSafeInteger(number) ? await this.#server.app.knex('dp_recipes').where({ id: number }).first() : undefined;
+            const row = Number.isSafeInteger(number) ? await this.server.app.knex('dp_recipes').where({ id: number }).first() : undefined;
             return row ? toSavedRecipe(row) : undefined;
         }
 
@@ -142,7 +142,7 @@ export class RecipeService {
 
     async save(input: SavedRecipeInput): Promise<Recipe> {
         const fields = { ...input.fields, ...(input.notes ? { notes: input.notes } : {}) };
-        const [id] = await this.#server.app
+        const [id] = await this.server.app
             .knex('dp_recipes')
             .insert({ image: input.image, app_name: input.app, fields: JSON.stringify(fields), saved_by: input.savedBy, saved_at: now() });
         this.#saved = undefined;

@@ -2,13 +2,13 @@ import Crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 
 import type { Server } from '@hapi/hapi';
-import type { Knex } from 'knex';
 
 import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
 import { ConflictError, NotFoundError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { audit } from '../accounts/audit-service.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export type RunState = 'running' | 'succeeded' | 'failed' | 'rolled back' | 'interrupted';
 
@@ -84,8 +84,7 @@ const SEQ_ATTEMPTS = 5;
  * another process (a second server on the same database, a restart that overlaps the old process) takes a running run
  * over, marking it interrupted and freeing its app, only once that lease has lapsed.
  */
-export class RunService {
-    readonly #server: Server;
+export class RunService extends Service {
     readonly #live = new EventEmitter();
     /** Runs of other processes followed from the database for this process's listeners. */
     readonly #followers = new Map<number, { listeners: number; stop: () => void }>();
@@ -102,22 +101,17 @@ export class RunService {
     #sweep: NodeJS.Timeout | undefined;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#live.setMaxListeners(0);
     }
 
     get #leaseMs(): number {
-        return this.#server.app.config.deploy.runLeaseSeconds * 1000;
+        return this.server.app.config.deploy.runLeaseSeconds * 1000;
     }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
     /** Starts a run and answers its id at once; 409 while the app has a run in progress. */
     async start(request: StartRun): Promise<number> {
         const runId = await this.#insertRunning(request);
-        await audit(this.#server).record({
+        await audit(this.server).record({
             actor: request.actor,
             action: `runs.${request.kind}`,
             target: request.app,
@@ -140,7 +134,7 @@ export class RunService {
      */
     async #insertRunning(request: StartRun): Promise<number> {
         try {
-            const [id] = await this.#knex('dp_runs').insert({
+            const [id] = await this.knex('dp_runs').insert({
                 app_name: request.app,
                 kind: request.kind,
                 state: 'running',
@@ -159,7 +153,7 @@ export class RunService {
     async #execute(runId: number, request: StartRun): Promise<void> {
         let ending: { state: RunState; error?: string } = { state: 'failed', error: 'the run ended without saying how' };
         try {
-            await this.#server.app.jobs.runOnce(request.script, { ...request.data, runId, app: request.app }, (message) => {
+            await this.server.app.jobs.runOnce(request.script, { ...request.data, runId, app: request.app }, (message) => {
                 const posted = message as RunMessage;
                 if (posted.type === 'event') {
                     this.#recordPosted(runId, posted);
@@ -178,7 +172,7 @@ export class RunService {
         }
 
         await this.#finish(runId, ending.state, ending.error ?? null);
-        await audit(this.#server).record({
+        await audit(this.server).record({
             actor: request.actor,
             action: `runs.${request.kind}.end`,
             target: request.app,
@@ -190,7 +184,7 @@ export class RunService {
     /** A line a run posted, stored in arrival order without being waited for (#finish waits for it). */
     #recordPosted(runId: number, posted: Extract<RunMessage, { type: 'event' }>): void {
         void this.record(runId, { step: posted.step, level: posted.level ?? 'info', text: posted.text }).catch((error: unknown) =>
-            this.#server.log(['error', 'deploy', 'runs'], `run ${runId}: a log line could not be stored: ${(error as Error).message}`),
+            this.server.log(['error', 'deploy', 'runs'], `run ${runId}: a log line could not be stored: ${(error as Error).message}`),
         );
     }
 
@@ -221,7 +215,7 @@ export class RunService {
         for (let attempt = 1; ; attempt += 1) {
             const seq = await this.#takeSeq(runId);
             try {
-                await this.#knex('dp_run_events').insert({
+                await this.knex('dp_run_events').insert({
                     run_id: runId,
                     seq,
                     step: event.step.slice(0, 64),
@@ -243,7 +237,7 @@ export class RunService {
     async #takeSeq(runId: number): Promise<number> {
         let next = this.#nextSeq.get(runId);
         if (next === undefined) {
-            const row = await this.#knex('dp_run_events').where({ run_id: runId }).max({ seq: 'seq' }).first();
+            const row = await this.knex('dp_run_events').where({ run_id: runId }).max({ seq: 'seq' }).first();
             next = Number(row?.seq ?? 0) + 1;
         }
 
@@ -254,7 +248,7 @@ export class RunService {
     async #finish(runId: number, state: RunState, error: string | null): Promise<void> {
         await (this.#writes.get(runId) ?? Promise.resolve()).catch(() => undefined);
         // Only a run still running ends here: one another process took over (its lease lapsed) keeps that ending.
-        const ended = await this.#knex('dp_runs').where({ id: runId, state: 'running' }).update({ state, error, ended_at: now() });
+        const ended = await this.knex('dp_runs').where({ id: runId, state: 'running' }).update({ state, error, ended_at: now() });
         this.#writes.delete(runId);
         this.#nextSeq.delete(runId);
         this.#disown(runId);
@@ -262,7 +256,7 @@ export class RunService {
         this.#live.emit(`run:${runId}`, { type: 'end', run });
         for (const listener of ended === 1 ? this.#endListeners : []) {
             await listener(run).catch((failure: unknown) =>
-                this.#server.log(['error', 'deploy', 'runs'], `a listener of run ${runId}'s end failed: ${(failure as Error).message}`),
+                this.server.log(['error', 'deploy', 'runs'], `a listener of run ${runId}'s end failed: ${(failure as Error).message}`),
             );
         }
     }
@@ -287,11 +281,11 @@ export class RunService {
 
     async #renewLeases(): Promise<void> {
         try {
-            await this.#knex('dp_runs')
+            await this.knex('dp_runs')
                 .where({ owner: this.#owner, state: 'running' })
                 .update({ lease_until: now() + this.#leaseMs });
         } catch (error) {
-            this.#server.log(['error', 'deploy', 'runs'], `renewing the runs' leases failed: ${(error as Error).message}`);
+            this.server.log(['error', 'deploy', 'runs'], `renewing the runs' leases failed: ${(error as Error).message}`);
         }
     }
 
@@ -300,7 +294,7 @@ export class RunService {
      * interrupted, with an event saying so, which frees their apps. A run whose owner is alive is left alone.
      */
     async takeOverLapsed(): Promise<void> {
-        const lapsed = await this.#knex('dp_runs')
+        const lapsed = await this.knex('dp_runs')
             .where({ state: 'running' })
             .where((query) => query.whereNull('lease_until').orWhere('lease_until', '<', now()))
             .select('id');
@@ -310,7 +304,7 @@ export class RunService {
                 continue;
             }
 
-            const claimed = await this.#knex('dp_runs')
+            const claimed = await this.knex('dp_runs')
                 .where({ id: runId, state: 'running' })
                 .where((query) => query.whereNull('lease_until').orWhere('lease_until', '<', now()))
                 .update({ owner: this.#owner, lease_until: now() + this.#leaseMs });
@@ -343,7 +337,7 @@ export class RunService {
         this.#sweep ??= setInterval(
             () =>
                 void this.takeOverLapsed().catch((error: unknown) =>
-                    this.#server.log(['error', 'deploy', 'runs'], `taking over lapsed runs failed: ${(error as Error).message}`),
+                    this.server.log(['error', 'deploy', 'runs'], `taking over lapsed runs failed: ${(error as Error).message}`),
                 ),
             this.#leaseMs,
         ).unref();
@@ -357,7 +351,7 @@ export class RunService {
     }
 
     async get(runId: number, app?: string): Promise<Run> {
-        const query = this.#knex('dp_runs').where({ id: runId });
+        const query = this.knex('dp_runs').where({ id: runId });
         if (app !== undefined) {
             query.where({ app_name: app });
         }
@@ -372,24 +366,24 @@ export class RunService {
 
     /** Whether the app has a run in progress (the start itself checks again, atomically). */
     async inProgress(app: string): Promise<boolean> {
-        return Boolean(await this.#knex('dp_runs').where({ app_name: app, state: 'running' }).first('id'));
+        return Boolean(await this.knex('dp_runs').where({ app_name: app, state: 'running' }).first('id'));
     }
 
     /** Forgets the app's past runs and their lines, all but `keep`. */
     async forget(app: string, keep: number): Promise<void> {
-        await this.#knex('dp_run_events')
-            .whereIn('run_id', this.#knex('dp_runs').where({ app_name: app }).whereNot({ id: keep }).select('id'))
+        await this.knex('dp_run_events')
+            .whereIn('run_id', this.knex('dp_runs').where({ app_name: app }).whereNot({ id: keep }).select('id'))
             .delete();
-        await this.#knex('dp_runs').where({ app_name: app }).whereNot({ id: keep }).delete();
+        await this.knex('dp_runs').where({ app_name: app }).whereNot({ id: keep }).delete();
     }
 
     async list(app: string): Promise<Run[]> {
-        return (await this.#knex('dp_runs').where({ app_name: app }).orderBy('id', 'desc').limit(100)).map(toRun);
+        return (await this.knex('dp_runs').where({ app_name: app }).orderBy('id', 'desc').limit(100)).map(toRun);
     }
 
     /** The latest runs of every app, newest first. */
     async latest(limit: number): Promise<RunSummary[]> {
-        return (await this.#knex('dp_runs').orderBy('id', 'desc').limit(limit).select(SUMMARY_COLUMNS)).map(toRunSummary);
+        return (await this.knex('dp_runs').orderBy('id', 'desc').limit(limit).select(SUMMARY_COLUMNS)).map(toRunSummary);
     }
 
     /** The latest run of each of these apps, by app name (an app without runs is left out). */
@@ -398,19 +392,19 @@ export class RunService {
             return new Map();
         }
 
-        const latestIds = this.#knex('dp_runs').whereIn('app_name', names).groupBy('app_name').max('id');
-        const rows = await this.#knex('dp_runs').whereIn('id', latestIds).select(SUMMARY_COLUMNS);
+        const latestIds = this.knex('dp_runs').whereIn('app_name', names).groupBy('app_name').max('id');
+        const rows = await this.knex('dp_runs').whereIn('id', latestIds).select(SUMMARY_COLUMNS);
         return new Map(rows.map((row) => [String(row.app_name), toRunSummary(row)]));
     }
 
     /** How many runs are in progress, across apps. */
     async countInProgress(): Promise<number> {
-        const row = await this.#knex('dp_runs').where({ state: 'running' }).count({ count: '*' }).first();
+        const row = await this.knex('dp_runs').where({ state: 'running' }).count({ count: '*' }).first();
         return Number(row?.count ?? 0);
     }
 
     async eventsAfter(runId: number, afterSeq: number): Promise<RunEvent[]> {
-        const rows = await this.#knex('dp_run_events').where({ run_id: runId }).where('seq', '>', afterSeq).orderBy('seq');
+        const rows = await this.knex('dp_run_events').where({ run_id: runId }).where('seq', '>', afterSeq).orderBy('seq');
         return rows.map((row) => ({
             seq: Number(row.seq),
             step: String(row.step),
@@ -456,7 +450,7 @@ export class RunService {
                         this.#live.emit(`run:${runId}`, { type: 'end', run });
                     }
                 } catch (error) {
-                    this.#server.log(['error', 'deploy', 'runs'], `following run ${runId}: ${(error as Error).message}`);
+                    this.server.log(['error', 'deploy', 'runs'], `following run ${runId}: ${(error as Error).message}`);
                 } finally {
                     state.busy = false;
                 }

@@ -1,6 +1,5 @@
 import Fs from 'node:fs';
 
-import type { Server } from '@hapi/hapi';
 import type Docker from 'dockerode';
 
 import { toRfc3339 } from '../../../../lib/database.ts';
@@ -14,6 +13,7 @@ import { checkHttp, type HttpCheck, silentUpstream } from '../host/http-check.ts
 import { appPaths } from '../engine/run-context.ts';
 import { loopbackUpstreams } from '../nginx/site-model.ts';
 import { type LogLine, logLines } from '../host/docker-logs.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface PublishedPort {
     hostIp: string;
@@ -114,19 +114,13 @@ function containerStatus({ service: serviceName, name, inspect }: AppContainer):
 }
 
 /** What a person asks first about an app: are its containers up and healthy, does nginx answer, is the certificate good. */
-export class StatusService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class StatusService extends Service {
     get #config() {
-        return this.#server.app.config;
+        return this.server.app.config;
     }
 
     async status(name: string): Promise<AppStatus> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         const [containers, certificate] = await Promise.all([appContainers(app.name), this.#certificate(app.domain)]);
         const upstreams = loopbackUpstreams(this.#deployedSite(app.name));
         const [http, https] = await Promise.all([
@@ -181,9 +175,9 @@ export class StatusService {
      * app's secret values masked unless the caller may see them.
      */
     async logs(name: string, tail: number, revealSecrets: boolean): Promise<AppLogs> {
-        const app = await apps(this.#server).require(name);
+        const app = await apps(this.server).require(name);
         const containers = await appContainers(app.name);
-        const mask = revealSecrets ? (text: string) => text : secretMask(await apps(this.#server).knownSecretValues(app.name));
+        const mask = revealSecrets ? (text: string) => text : secretMask(await apps(this.server).knownSecretValues(app.name));
         const services = await Promise.all(containers.map((container) => this.#containerLogs(container, tail, mask)));
         return { app: app.name, tail, services };
     }

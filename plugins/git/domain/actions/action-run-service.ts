@@ -11,6 +11,7 @@ import { toUserRow, type UserRow, users } from '../identity/user-service.ts';
 import { type ApiRepository, toApiRepository } from '../repositories/format.ts';
 import { type RepositoryRow, toRepositoryRow } from '../repositories/repository-service.ts';
 import { aggregateStatus, apiStatus, isDone, STATUS } from './status.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface NewStep {
     name: string;
@@ -110,25 +111,19 @@ interface Related {
 }
 
 /** Workflow runs and their jobs, as Gitea stores them, listed per scope with the API's filters. */
-export class ActionRunService {
-    readonly #server: Server;
+export class ActionRunService extends Service {
     // A page of runs names their repositories, owners and actors: kept until one of those tables is written.
     readonly #runPages: ReadCache<Page<object>>;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#runPages = readCache(server, ['action_runs', 'repositories', 'users']);
     }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
     /** Records a run and its jobs; the run takes the repository's next run number, its status follows its jobs. */
     async createRun(input: NewRun): Promise<number> {
         const at = now();
         const status = aggregateStatus(input.jobs.map((job) => job.status ?? STATUS.waiting));
-        return await this.#knex.transaction(async (trx) => {
+        return await this.knex.transaction(async (trx) => {
             const last = await trx('action_runs').where({ repo_id: input.repo.id }).max({ index: 'run_index' }).first();
             const [runId] = await trx('action_runs').insert({
                 title: input.title.slice(0, 255),
@@ -173,17 +168,17 @@ export class ActionRunService {
 
     /** A job's log lines, kept until the `cleanup_actions` cron task removes old ones. */
     async appendLog(jobId: number, content: string): Promise<void> {
-        await this.#knex('action_logs').insert({ job_id: jobId, content, created_at: now() });
+        await this.knex('action_logs').insert({ job_id: jobId, content, created_at: now() });
     }
 
     #scoped(table: string, scope: RunScope | undefined): Knex.QueryBuilder {
-        const query = this.#knex(table);
+        const query = this.knex(table);
         if (scope) {
             query.where(`${table}.owner_id`, scope.ownerId);
             if (scope.publicOnly) {
                 query.whereIn(
                     `${table}.repo_id`,
-                    this.#knex('repositories').where({ owner_id: scope.ownerId, is_private: false }).select('id'),
+                    this.knex('repositories').where({ owner_id: scope.ownerId, is_private: false }).select('id'),
                 );
             }
         }
@@ -210,7 +205,7 @@ export class ActionRunService {
 
         if (filters.actor) {
             // Gitea answers 500 for an unknown actor; the caller's mistake is a 422 here.
-            const actor = await users(this.#server).byName(filters.actor);
+            const actor = await users(this.server).byName(filters.actor);
             if (!actor) {
                 throw new ValidationError(`user does not exist [name: ${filters.actor}]`);
             }
@@ -295,11 +290,11 @@ export class ActionRunService {
 
     /** The repositories, owners and users a page of runs or jobs names, each read once. */
     async #related(repoIds: number[], userIds: number[]): Promise<Related> {
-        const repoRows = repoIds.length > 0 ? await this.#knex('repositories').whereIn('id', [...new Set(repoIds)]) : [];
+        const repoRows = repoIds.length > 0 ? await this.knex('repositories').whereIn('id', [...new Set(repoIds)]) : [];
         const repos = new Map(repoRows.map((raw: Record<string, unknown>) => [Number(raw.id), toRepositoryRow(raw)]));
         const ownerIds = [...repos.values()].map((repo) => repo.owner_id);
         const people = [...new Set([...ownerIds, ...userIds])];
-        const userRows = people.length > 0 ? await this.#knex('users').whereIn('id', people) : [];
+        const userRows = people.length > 0 ? await this.knex('users').whereIn('id', people) : [];
         const byId = new Map(userRows.map((raw: Record<string, unknown>) => [Number(raw.id), toUserRow(raw)]));
         return { repos, owners: byId, users: byId };
     }
@@ -309,7 +304,7 @@ export class ActionRunService {
             rows.map((row) => Number(row.repo_id)),
             rows.map((row) => Number(row.trigger_user_id)),
         );
-        const { publicUrl } = this.#server.app.config;
+        const { publicUrl } = this.server.app.config;
         // A page names few repositories and users: each is formatted once and the object shared by its runs.
         const shownRepos = new Map<number, ApiRepository | undefined>();
         const shownUsers = new Map<number, ApiUser | undefined>();
@@ -338,7 +333,7 @@ export class ActionRunService {
             rows.map((row) => Number(row.repo_id)),
             [],
         );
-        const { publicUrl } = this.#server.app.config;
+        const { publicUrl } = this.server.app.config;
         return rows.map((row) => {
             const repo = related.repos.get(Number(row.repo_id));
             const owner = repo ? related.owners.get(repo.owner_id) : undefined;

@@ -1,6 +1,5 @@
 import Crypto from 'node:crypto';
 
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import { randomToken, sha256Hex } from '../../../../lib/crypto.ts';
@@ -8,6 +7,7 @@ import { now } from '../../../../lib/database.ts';
 import { BadRequestError, NotFoundError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** A runner is offline a minute after its last contact, and busy for ten seconds after its last task update. */
 export const RUNNER_OFFLINE_MS = 60_000;
@@ -99,27 +99,17 @@ function sameSecret(token: string, hash: string): boolean {
 }
 
 /** Runners and their registration tokens, per scope (the instance or an organisation). */
-export class RunnerService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class RunnerService extends Service {
     #sealContext(ownerId: number): string {
         return `runner-registration-token:${ownerId}`;
     }
 
     /** The scope's latest token while it is active; otherwise a new one, which retires every earlier one. */
     async registrationToken(scope: RunnerScope): Promise<string> {
-        return await this.#knex.transaction(async (trx) => {
+        return await this.knex.transaction(async (trx) => {
             const latest = await trx('action_runner_tokens').where({ owner_id: scope.ownerId, repo_id: 0 }).orderBy('id', 'desc').first();
             if (latest && latest.is_active) {
-                return this.#server.app.sealer.open(String(latest.token_sealed), this.#sealContext(scope.ownerId));
+                return this.server.app.sealer.open(String(latest.token_sealed), this.#sealContext(scope.ownerId));
             }
 
             const token = randomToken(20);
@@ -127,7 +117,7 @@ export class RunnerService {
             await trx('action_runner_tokens').where({ owner_id: scope.ownerId, repo_id: 0 }).update({ is_active: false, updated_at: at });
             await trx('action_runner_tokens').insert({
                 token_hash: sha256Hex(token),
-                token_sealed: this.#server.app.sealer.seal(token, this.#sealContext(scope.ownerId)),
+                token_sealed: this.server.app.sealer.seal(token, this.#sealContext(scope.ownerId)),
                 owner_id: scope.ownerId,
                 repo_id: 0,
                 is_active: true,
@@ -144,7 +134,7 @@ export class RunnerService {
             throw new RegistrationError('invalid_argument', 'missing runner token, name');
         }
 
-        return await this.#knex.transaction(async (trx) => {
+        return await this.knex.transaction(async (trx) => {
             const found = await trx('action_runner_tokens')
                 .where({ token_hash: sha256Hex(registration.token) })
                 .first();
@@ -186,25 +176,25 @@ export class RunnerService {
 
     /** The runner behind the protocol's `x-runner-uuid` and `x-runner-token` headers; its contact is recorded. */
     async authenticate(uuid: string, token: string): Promise<RunnerRow | undefined> {
-        const raw = uuid ? await this.#knex('action_runners').where({ uuid }).first() : undefined;
+        const raw = uuid ? await this.knex('action_runners').where({ uuid }).first() : undefined;
         if (!raw || !sameSecret(token, String(raw.token_hash))) {
             return undefined;
         }
 
         const lastOnline = now();
-        await this.#knex('action_runners').where({ id: raw.id }).update({ last_online: lastOnline });
+        await this.knex('action_runners').where({ id: raw.id }).update({ last_online: lastOnline });
         return toRunnerRow({ ...raw, last_online: lastOnline });
     }
 
     async declare(runner: RunnerRow, version: string, labels: string[]): Promise<RunnerRow> {
-        await this.#knex('action_runners')
+        await this.knex('action_runners')
             .where({ id: runner.id })
             .update({ version: version.slice(0, 64), agent_labels: JSON.stringify(labels), updated_at: now() });
         return { ...runner, version, labels };
     }
 
     #scoped(scope: RunnerScope | undefined): Knex.QueryBuilder {
-        const query = this.#knex('action_runners');
+        const query = this.knex('action_runners');
         return scope ? query.where({ owner_id: scope.ownerId }) : query;
     }
 
@@ -236,7 +226,7 @@ export class RunnerService {
             throw new BadRequestError(`invalid runner id [${runnerId}]`);
         }
 
-        const raw = await this.#knex('action_runners')
+        const raw = await this.knex('action_runners')
             .where({ id: Number(runnerId) })
             .first();
         if (!raw) {
@@ -252,12 +242,12 @@ export class RunnerService {
     }
 
     async setDisabled(runner: RunnerRow, disabled: boolean): Promise<RunnerRow> {
-        await this.#knex('action_runners').where({ id: runner.id }).update({ is_disabled: disabled, updated_at: now() });
+        await this.knex('action_runners').where({ id: runner.id }).update({ is_disabled: disabled, updated_at: now() });
         return { ...runner, is_disabled: disabled };
     }
 
     async delete(runner: RunnerRow): Promise<void> {
-        await this.#knex('action_runners').where({ id: runner.id }).delete();
+        await this.knex('action_runners').where({ id: runner.id }).delete();
     }
 }
 

@@ -8,6 +8,7 @@ import { jobFile } from '../../../jobs.ts';
 import type { CronJobData, CronOutcome, CronRequest } from './lease.ts';
 import { nextRunAt, parseSchedule, type Schedule } from './schedule.ts';
 import { CRON_TASKS, UNREGISTERED_TASKS } from './tasks.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export const CRON_WORKER = jobFile('cron-task');
 const ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -61,19 +62,18 @@ export function cronSettings(overrides: Server['app']['config']['cron']): CronSe
 }
 
 /** Gitea's cron tasks as the API shows and starts them; the work itself happens in jobs/cron-task.ts. */
-export class CronService {
-    readonly #server: Server;
+export class CronService extends Service {
     readonly settings: CronSetting[];
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.settings = cronSettings(server.app.config.cron);
     }
 
     /** Every task, enabled or not, in Gitea's order, with counters shared by all servers on the database. */
     async list(paging: Paging): Promise<{ rows: ApiCron[]; total: number }> {
         const page = this.settings.slice(paging.offset, paging.offset + paging.limit);
-        const stored = await this.#server.app
+        const stored = await this.server.app
             .knex('cron_tasks')
             .whereIn(
                 'name',
@@ -85,7 +85,7 @@ export class CronService {
         const rows = page.map((setting) => {
             const row = byName.get(setting.name);
             const lastRun = Number(row?.last_run_at ?? 0);
-            const next = setting.enabled ? nextRunAt(setting.schedule, this.#server.app.jobs.startedAt, at) : undefined;
+            const next = setting.enabled ? nextRunAt(setting.schedule, this.server.app.jobs.startedAt, at) : undefined;
             return {
                 name: setting.name,
                 schedule: setting.enabled ? setting.spec : '-',
@@ -105,7 +105,7 @@ export class CronService {
 
         const job: CronJobData = { requests: [{ task: name, cause: 'manual' }] };
         let outcome: CronOutcome = { task: name, status: 'failure', message: 'the worker ended without an answer' };
-        await this.#server.app.jobs.runOnce(CRON_WORKER, { ...job }, (message) => {
+        await this.server.app.jobs.runOnce(CRON_WORKER, { ...job }, (message) => {
             outcome = message as CronOutcome;
         });
         this.report(outcome);
@@ -119,16 +119,16 @@ export class CronService {
             .map((setting) => ({ task: setting.name, cause: 'start' }));
         if (requests.length > 0) {
             const job: CronJobData = { requests };
-            await this.#server.app.jobs.runOnce(CRON_WORKER, { ...job }, (message) => this.report(message as CronOutcome));
+            await this.server.app.jobs.runOnce(CRON_WORKER, { ...job }, (message) => this.report(message as CronOutcome));
         }
     }
 
     /** A failed run is logged with its reason (it is also recorded in the database as a system notice). */
     report(outcome: CronOutcome): void {
         if (outcome.status === 'failure') {
-            this.#server.log(['error', 'cron'], `cron task ${outcome.task} failed: ${outcome.message}`);
+            this.server.log(['error', 'cron'], `cron task ${outcome.task} failed: ${outcome.message}`);
         } else {
-            this.#server.log(['info', 'cron'], `cron task ${outcome.task}: ${outcome.status}, ${outcome.message}`);
+            this.server.log(['info', 'cron'], `cron task ${outcome.task}: ${outcome.status}, ${outcome.message}`);
         }
     }
 }

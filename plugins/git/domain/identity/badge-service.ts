@@ -1,9 +1,7 @@
-import type { Server } from '@hapi/hapi';
-import type { Knex } from 'knex';
-
 import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import type { UserRow } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface BadgeRow {
     id: number;
@@ -31,17 +29,7 @@ const MAX_IMAGE_URL_LENGTH = 2048;
  * Badges are defined here (Gitea has no API for that: its web admin and database seed them, our CLI will)
  * and given to or taken from users through the admin API.
  */
-export class BadgeService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class BadgeService extends Service {
     async define(definition: BadgeDefinition): Promise<BadgeRow> {
         const slug = definition.slug.trim();
         if (slug === '') {
@@ -60,7 +48,7 @@ export class BadgeService {
             throw new ValidationError(`badge image URL longer than ${MAX_IMAGE_URL_LENGTH} characters`);
         }
 
-        return await this.#knex.transaction(async (trx) => {
+        return await this.knex.transaction(async (trx) => {
             if (await trx('badges').where({ slug }).first('id')) {
                 throw new ConflictError(`badge already exists [slug: ${slug}]`);
             }
@@ -75,13 +63,13 @@ export class BadgeService {
     }
 
     async bySlug(slug: string): Promise<BadgeRow | undefined> {
-        const raw = await this.#knex('badges').where({ slug }).first();
+        const raw = await this.knex('badges').where({ slug }).first();
         return raw ? toBadgeRow(raw) : undefined;
     }
 
     /** The user's badges, in the order they were given. */
     async ofUser(user: UserRow): Promise<BadgeRow[]> {
-        const rows = await this.#knex('badges')
+        const rows = await this.knex('badges')
             .join('user_badges', 'user_badges.badge_id', 'badges.id')
             .where('user_badges.user_id', user.id)
             .orderBy('user_badges.id', 'asc')
@@ -95,7 +83,7 @@ export class BadgeService {
      * the conflict is with the user's current badges (a 409, as Gitea answers an existing repository name).
      */
     async give(user: UserRow, slugs: string[]): Promise<void> {
-        await this.#knex.transaction(async (trx) => {
+        await this.knex.transaction(async (trx) => {
             for (const slug of new Set(slugs)) {
                 const badge = await trx('badges').where({ slug }).first('id');
                 if (!badge) {
@@ -117,9 +105,9 @@ export class BadgeService {
             return;
         }
 
-        await this.#knex('user_badges')
+        await this.knex('user_badges')
             .where({ user_id: user.id })
-            .whereIn('badge_id', this.#knex('badges').whereIn('slug', slugs).select('id'))
+            .whereIn('badge_id', this.knex('badges').whereIn('slug', slugs).select('id'))
             .delete();
     }
 }

@@ -1,9 +1,8 @@
-import type { Server } from '@hapi/hapi';
-
 import { whereContains } from '../../../../lib/database.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { USER_TYPE } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface ApiEmail {
     email: string;
@@ -14,16 +13,10 @@ export interface ApiEmail {
 }
 
 /** Individual users' e-mail addresses, as Gitea's admin e-mail list shows them. */
-export class EmailService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class EmailService extends Service {
     /** `text` matches the address, the user's name and full name; empty lists every address. Ordered by address. */
     async search(text: string, paging: Paging): Promise<{ rows: ApiEmail[]; total: number }> {
-        const query = this.#server.app
+        const query = this.server.app
             .knex('email_addresses')
             .join('users', 'users.id', 'email_addresses.uid')
             .where('users.type', USER_TYPE.individual);

@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
 
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 import type sshpk from 'sshpk';
 
@@ -8,6 +7,7 @@ import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import type { UserRow } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface PublicKeyRow {
     id: number;
@@ -140,19 +140,9 @@ export interface NewPublicKey {
 }
 
 /** Users' SSH public keys, with Gitea's rules: a key belongs to one account only, titles are unique per user. */
-export class PublicKeyService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class PublicKeyService extends Service {
     async byId(id: number): Promise<PublicKeyRow | undefined> {
-        const raw = await this.#knex('public_keys').where({ id }).first();
+        const raw = await this.knex('public_keys').where({ id }).first();
         return raw ? toPublicKeyRow(raw) : undefined;
     }
 
@@ -164,7 +154,7 @@ export class PublicKeyService {
 
         const parsed = parsePublicKey(input.key);
         try {
-            return await this.#knex.transaction(async (trx) => {
+            return await this.knex.transaction(async (trx) => {
                 await this.#checkFree(trx, owner, input.title, parsed.fingerprint);
                 const createdAt = now();
                 const [id] = await trx('public_keys').insert({
@@ -183,7 +173,7 @@ export class PublicKeyService {
         } catch (error) {
             if (isUniqueViolation(error)) {
                 // Another request added the same key or title meanwhile: answer as if it had come first.
-                await this.#checkFree(this.#knex, owner, input.title, parsed.fingerprint);
+                await this.#checkFree(this.knex, owner, input.title, parsed.fingerprint);
             }
 
             throw error;
@@ -211,7 +201,7 @@ export class PublicKeyService {
             throw new ForbiddenError('You do not have access to this key');
         }
 
-        await this.#knex('public_keys').where({ id }).delete();
+        await this.knex('public_keys').where({ id }).delete();
     }
 }
 

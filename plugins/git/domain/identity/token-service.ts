@@ -8,6 +8,7 @@ import { ValidationError } from '../../../../lib/errors.ts';
 import { readCache, type ReadCache, type VersionSnapshot } from '../../../../lib/read-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { toUserRow, type UserRow } from './user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** Gitea's scope categories; each is granted at read or write level (write includes read). */
 export const SCOPE_CATEGORIES = [
@@ -87,13 +88,12 @@ export interface FoundToken extends TokenOwner {
     asOf?: VersionSnapshot;
 }
 
-export class TokenService {
-    readonly #server: Server;
+export class TokenService extends Service {
     // Every authenticated request looks its token up: kept until a token or a user is written.
     readonly #byHash: ReadCache<TokenOwner | undefined>;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#byHash = readCache(server, ['access_tokens', 'users']);
     }
 
@@ -103,7 +103,7 @@ export class TokenService {
         }
 
         const scope = normaliseScopes(scopes);
-        const knex = this.#server.app.knex;
+        const knex = this.server.app.knex;
         if (await knex('access_tokens').where({ uid: user.id, name }).first('id')) {
             throw new ValidationError(`access token name has been used already [name: ${name}]`);
         }
@@ -136,7 +136,7 @@ export class TokenService {
 
     /** One query for the token and its user; the result is shared by the requests that present the token. */
     async #lookUp(hash: string): Promise<TokenOwner | undefined> {
-        const row = await this.#server.app
+        const row = await this.server.app
             .knex('access_tokens')
             .join('users', 'users.id', 'access_tokens.uid')
             .where({ 'access_tokens.token_hash': hash })

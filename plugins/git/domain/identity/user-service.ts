@@ -11,6 +11,7 @@ import { isValidEmail } from '../../../../lib/email.ts';
 import { userNameProblem } from './names.ts';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.ts';
 import { toUserRow, USER_TYPE, type UserRow, visibilityValue } from './user-row.ts';
+import { Service } from '../../../../lib/service.ts';
 
 // The row and its conversions live in user-row.ts, which the formatters read without the service.
 export { toUserRow, USER_TYPE, type UserRow, visibilityName, visibilityValue } from './user-row.ts';
@@ -114,26 +115,20 @@ export function registerOwnedThings(things: OwnedThings): void {
     }
 }
 
-export class UserService {
-    readonly #server: Server;
+export class UserService extends Service {
     readonly #searches: ReadCache<Page<ApiUser>>;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#searches = readCache(server, ['users']);
     }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
     async byId(id: number): Promise<UserRow | undefined> {
-        const raw = await this.#knex('users').where({ id }).first();
+        const raw = await this.knex('users').where({ id }).first();
         return raw ? toUserRow(raw) : undefined;
     }
 
     async byName(name: string): Promise<UserRow | undefined> {
-        const raw = await this.#knex('users').where({ lower_name: name.toLowerCase() }).first();
+        const raw = await this.knex('users').where({ lower_name: name.toLowerCase() }).first();
         return raw ? toUserRow(raw) : undefined;
     }
 
@@ -148,7 +143,7 @@ export class UserService {
         }
 
         if (!user) {
-            const redirect = await this.#knex('user_redirects').where({ lower_name: name.toLowerCase() }).first();
+            const redirect = await this.knex('user_redirects').where({ lower_name: name.toLowerCase() }).first();
             if (redirect) {
                 const target = await this.byId(Number(redirect.redirect_user_id));
                 if (target && (type === undefined || target.type === type)) {
@@ -160,11 +155,11 @@ export class UserService {
         throw new NotFoundError(`user redirect does not exist [name: ${name}]`);
     }
 
-    async isNameTaken(name: string, trx: Knex = this.#knex): Promise<boolean> {
+    async isNameTaken(name: string, trx: Knex = this.knex): Promise<boolean> {
         return Boolean(await trx('users').where({ lower_name: name.toLowerCase() }).first('id'));
     }
 
-    async isEmailTaken(email: string, exceptUserId = 0, trx: Knex = this.#knex): Promise<boolean> {
+    async isEmailTaken(email: string, exceptUserId = 0, trx: Knex = this.knex): Promise<boolean> {
         const row = await trx('email_addresses').where({ lower_email: email.toLowerCase() }).whereNot({ uid: exceptUserId }).first('id');
         return Boolean(row);
     }
@@ -194,7 +189,7 @@ export class UserService {
         const visibility = visibilityValue(input.visibility) ?? 0;
         const passwordHash = input.password ? await hashPassword(input.password) : '';
         const created = input.created_at ? Date.parse(input.created_at) : now();
-        return await this.#knex.transaction(async (trx) => {
+        return await this.knex.transaction(async (trx) => {
             if (await this.isNameTaken(input.username, trx)) {
                 throw new ValidationError(`user already exists [name: ${input.username}]`);
             }
@@ -284,7 +279,7 @@ export class UserService {
             }
         }
 
-        await this.#knex.transaction(async (trx) => {
+        await this.knex.transaction(async (trx) => {
             await trx('users')
                 .where({ id: user.id })
                 .update({ ...changes, updated_at: now() });
@@ -312,7 +307,7 @@ export class UserService {
     }
 
     async #countActiveAdmins(): Promise<number> {
-        const row = await this.#knex('users')
+        const row = await this.knex('users')
             .where({ is_admin: true, is_active: true, type: USER_TYPE.individual })
             .count({ count: '*' })
             .first();
@@ -330,7 +325,7 @@ export class UserService {
         }
 
         const afterCommit: Array<() => Promise<void>> = [];
-        await this.#knex.transaction(async (trx) => {
+        await this.knex.transaction(async (trx) => {
             if (!caseOnly && (await this.isNameTaken(newName, trx))) {
                 throw new ValidationError(`user already exists [name: ${newName}]`);
             }
@@ -343,7 +338,7 @@ export class UserService {
             }
 
             for (const hook of renameHooks) {
-                const after = await hook(user, newName, trx, this.#server);
+                const after = await hook(user, newName, trx, this.server);
                 if (after) {
                     afterCommit.push(after);
                 }
@@ -366,12 +361,12 @@ export class UserService {
 
         if (!purge) {
             for (const things of ownedThings) {
-                if ((await things.count(user.id, this.#server)) > 0) {
+                if ((await things.count(user.id, this.server)) > 0) {
                     throw new ValidationError(`user still has ownership of ${things.name} [uid: ${user.id}]`);
                 }
             }
 
-            const memberships = await this.#knex('org_users').where({ uid: user.id }).count({ count: '*' }).first();
+            const memberships = await this.knex('org_users').where({ uid: user.id }).count({ count: '*' }).first();
             if (Number(memberships?.count ?? 0) > 0) {
                 throw new ValidationError(`user still has membership of organizations [uid: ${user.id}]`);
             }
@@ -382,10 +377,10 @@ export class UserService {
         }
 
         const afterCommit: Array<() => Promise<void>> = [];
-        await this.#knex.transaction(async (trx) => {
+        await this.knex.transaction(async (trx) => {
             if (purge) {
                 for (const things of ownedThings) {
-                    const after = await things.purge(user, trx, this.#server);
+                    const after = await things.purge(user, trx, this.server);
                     if (after) {
                         afterCommit.push(after);
                     }
@@ -432,7 +427,7 @@ export class UserService {
             key,
             async () => {
                 const { rows, total } = await this.#search(filters, paging);
-                const { publicUrl } = this.#server.app.config;
+                const { publicUrl } = this.server.app.config;
                 return { items: rows.map((user) => toApiUser(user, viewer, publicUrl)), total };
             },
             asOf,
@@ -440,7 +435,7 @@ export class UserService {
     }
 
     async #search(filters: UserSearch, paging: Paging): Promise<UserPage> {
-        const query = this.#knex('users').where({ type: USER_TYPE.individual });
+        const query = this.knex('users').where({ type: USER_TYPE.individual });
         if (filters.q) {
             whereContains(query, ['lower_name', 'full_name', 'email'], filters.q);
         }
@@ -483,7 +478,7 @@ export class UserService {
     }
 
     async touchLogin(userId: number): Promise<void> {
-        await this.#knex('users').where({ id: userId }).update({ last_login_at: now() });
+        await this.knex('users').where({ id: userId }).update({ last_login_at: now() });
     }
 }
 

@@ -1,4 +1,3 @@
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import { isUniqueViolation, now } from '../../../../lib/database.ts';
@@ -21,6 +20,7 @@ import {
     toIssueRow,
 } from './format.ts';
 import { issueEvents } from './issue-events.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface CreateIssueInput {
     title: string;
@@ -49,23 +49,13 @@ export interface RepositoryAccess {
 const MAX_TITLE_LENGTH = 255;
 
 /** The minimum of Gitea's issue API that produces notifications and webhook events: issues and their comments. */
-export class IssueService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class IssueService extends Service {
     #context(access: RepositoryAccess): IssueContext {
         return {
             repositoryId: access.repository.id,
             ownerName: access.owner.name,
             repositoryName: access.repository.name,
-            publicUrl: this.#server.app.config.publicUrl,
+            publicUrl: this.server.app.config.publicUrl,
         };
     }
 
@@ -74,13 +64,13 @@ export class IssueService {
      * from the viewer is a 404, for reads and writes alike.
      */
     async access(ownerName: string, repositoryName: string, viewer: UserRow | undefined): Promise<RepositoryAccess> {
-        const owner = await users(this.#server).resolve(ownerName);
-        const repository = await repositories(this.#server).byName(owner, repositoryName);
+        const owner = await users(this.server).resolve(ownerName);
+        const repository = await repositories(this.server).byName(owner, repositoryName);
         if (!repository) {
             throw new NotFoundError();
         }
 
-        const rights = await repositoryAccess(this.#server).rights(viewer, repository, owner);
+        const rights = await repositoryAccess(this.server).rights(viewer, repository, owner);
         if (!rights.canRead) {
             throw new NotFoundError();
         }
@@ -89,12 +79,12 @@ export class IssueService {
     }
 
     /** Inside a transaction, pass it: SQLite has one connection, which the transaction holds. */
-    async #posters(ids: number[], knex: Knex = this.#knex): Promise<Map<number, UserRow>> {
+    async #posters(ids: number[], knex: Knex = this.knex): Promise<Map<number, UserRow>> {
         const rows = await knex('users').whereIn('id', [...new Set(ids)]);
         return new Map(rows.map((raw: Record<string, unknown>) => [Number(raw.id), toUserRow(raw)]));
     }
 
-    async #issue(access: RepositoryAccess, index: number, knex: Knex = this.#knex): Promise<IssueRow> {
+    async #issue(access: RepositoryAccess, index: number, knex: Knex = this.knex): Promise<IssueRow> {
         const raw = await knex('issues').where({ repo_id: access.repository.id, index }).first();
         if (!raw) {
             throw new NotFoundError(`issue does not exist [id: 0, repo_id: ${access.repository.id}, index: ${index}]`);
@@ -131,7 +121,7 @@ export class IssueService {
     }
 
     async #insertIssue(access: RepositoryAccess, input: CreateIssueInput, doer: UserRow): Promise<IssueRow> {
-        const issue = await this.#knex.transaction(async (trx) => {
+        const issue = await this.knex.transaction(async (trx) => {
             const last = await trx('issues').where({ repo_id: access.repository.id }).max({ index: 'index' }).first();
             const created = now();
             const closed = input.closed === true;
@@ -155,7 +145,7 @@ export class IssueService {
 
             return row;
         });
-        webhooks(this.#server).deliverSoon();
+        webhooks(this.server).deliverSoon();
         return issue;
     }
 
@@ -178,8 +168,8 @@ export class IssueService {
             throw new NotFoundError(`milestone does not exist [id: ${input.milestone}, repo_id: ${access.repository.id}]`);
         }
 
-        const edited = await this.#knex.transaction(async (trx) => await this.#applyEdit(trx, access, issue, input, doer));
-        webhooks(this.#server).deliverSoon();
+        const edited = await this.knex.transaction(async (trx) => await this.#applyEdit(trx, access, issue, input, doer));
+        webhooks(this.server).deliverSoon();
         return edited;
     }
 
@@ -229,7 +219,7 @@ export class IssueService {
             throw new ForbiddenError('user is not allowed to comment on a locked issue');
         }
 
-        const result = await this.#knex.transaction(async (trx) => {
+        const result = await this.knex.transaction(async (trx) => {
             const created = now();
             const [id] = await trx('issue_comments').insert({
                 issue_id: issue.id,
@@ -246,7 +236,7 @@ export class IssueService {
             await this.#announceComment(trx, access, updated, comment, doer);
             return { comment, issue: updated };
         });
-        webhooks(this.#server).deliverSoon();
+        webhooks(this.server).deliverSoon();
         return result;
     }
 
@@ -268,7 +258,7 @@ export class IssueService {
         changes?: Record<string, { from: string }>,
     ): Promise<void> {
         if (action !== 'edited') {
-            await issueEvents(this.#server).activity(trx, { access, issue, actorId: doer.id });
+            await issueEvents(this.server).activity(trx, { access, issue, actorId: doer.id });
         }
 
         const payload = {
@@ -279,7 +269,7 @@ export class IssueService {
             commit_id: '',
         };
         const event = issue.is_pull ? 'pull_request' : 'issues';
-        await webhooks(this.#server).enqueue(
+        await webhooks(this.server).enqueue(
             trx,
             access.repository.id,
             event,
@@ -289,7 +279,7 @@ export class IssueService {
     }
 
     async #announceComment(trx: Knex.Transaction, access: RepositoryAccess, issue: IssueRow, comment: CommentRow, doer: UserRow) {
-        await issueEvents(this.#server).activity(trx, { access, issue, actorId: doer.id, commentId: comment.id });
+        await issueEvents(this.server).activity(trx, { access, issue, actorId: doer.id, commentId: comment.id });
         const subjects = await this.#eventSubjects(trx, access, issue, doer);
         const posters = await this.#posters([comment.poster_id], trx);
         const payload = {
@@ -301,15 +291,15 @@ export class IssueService {
             is_pull: issue.is_pull,
         };
         const event = issue.is_pull ? 'pull_request_comment' : 'issue_comment';
-        await webhooks(this.#server).enqueue(trx, access.repository.id, event, event, payload);
+        await webhooks(this.server).enqueue(trx, access.repository.id, event, event, payload);
     }
 
     async #eventSubjects(trx: Knex.Transaction, access: RepositoryAccess, issue: IssueRow, doer: UserRow) {
         const posters = await this.#posters([issue.poster_id], trx);
         return {
             issue: toApiIssue(issue, posters.get(issue.poster_id), this.#context(access), undefined),
-            repository: payloadRepository(this.#server, access.repository, access.owner),
-            sender: payloadUser(this.#server, doer),
+            repository: payloadRepository(this.server, access.repository, access.owner),
+            sender: payloadUser(this.server, doer),
         };
     }
 }

@@ -13,6 +13,7 @@ import type { IssueActivity } from '../issues/issue-events.ts';
 import { repositoryAccess } from '../repositories/repository-access.ts';
 import { type ApiRepository, toApiRepository } from '../repositories/format.ts';
 import { toRepositoryRow } from '../repositories/repository-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** Gitea's stored values. */
 export const STATUS = { unread: 1, read: 2, pinned: 3 } as const;
@@ -117,21 +118,15 @@ async function byIds<T>(
 }
 
 /** Notification threads: one per user and issue, made and refreshed by issue activity, read by their user. */
-export class NotificationService {
-    readonly #server: Server;
+export class NotificationService extends Service {
     // A page names threads, their issues, repositories and owners, and shows only the repositories its user may
     // read (which organisation memberships decide): kept until one of those tables is written.
     readonly #pages: ReadCache<Page<ApiNotificationThread>>;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#pages = readCache(server, ['notifications', 'issues', 'repositories', 'users', 'org_users']);
     }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
     // -----------------------------------------------------------------------------------------------------------
     // Making threads.
 
@@ -196,7 +191,7 @@ export class NotificationService {
 
         const rows = await trx('users').whereIn('id', candidates).where({ type: USER_TYPE.individual, is_active: true });
         // Participants who can no longer see the repository (or its owner) hear nothing of it.
-        const readers = await repositoryAccess(this.#server).readers(rows.map(toUserRow), access.repository, access.owner, trx);
+        const readers = await repositoryAccess(this.server).readers(rows.map(toUserRow), access.repository, access.owner, trx);
         return readers.map((user) => user.id);
     }
 
@@ -212,22 +207,21 @@ export class NotificationService {
             return [];
         }
 
-        const ids =
-            repositoryIds ?? (await this.#knex('notifications').where({ user_id: user.id }).distinct().pluck('repo_id')).map(Number);
-        const repos = await byIds(this.#knex, 'repositories', ids, toRepositoryRow);
+        const ids = repositoryIds ?? (await this.knex('notifications').where({ user_id: user.id }).distinct().pluck('repo_id')).map(Number);
+        const repos = await byIds(this.knex, 'repositories', ids, toRepositoryRow);
         const owners = await byIds(
-            this.#knex,
+            this.knex,
             'users',
             [...repos.values()].map((repo) => repo.owner_id),
             toUserRow,
         );
         const known = [...repos.values()].map((repository) => ({ repository, owner: owners.get(repository.owner_id) as UserRow }));
-        return await repositoryAccess(this.#server).unreadable(user, known);
+        return await repositoryAccess(this.server).unreadable(user, known);
     }
 
     /** The user's threads that match the filter, but those of the `hidden` repositories. */
     #filtered(user: UserRow, filter: ThreadFilter, hidden: number[]): Knex.QueryBuilder {
-        const query = this.#knex('notifications').where({ user_id: user.id });
+        const query = this.knex('notifications').where({ user_id: user.id });
         if (hidden.length > 0) {
             query.whereNotIn('repo_id', hidden);
         }
@@ -292,14 +286,14 @@ export class NotificationService {
             return [];
         }
 
-        await this.#knex('notifications').whereIn('id', ids).update({ status: toStatus, updated_at: now() });
-        const rows = await this.#knex('notifications').whereIn('id', ids).orderBy('updated_at', 'desc').orderBy('id', 'desc');
+        await this.knex('notifications').whereIn('id', ids).update({ status: toStatus, updated_at: now() });
+        const rows = await this.knex('notifications').whereIn('id', ids).orderBy('updated_at', 'desc').orderBy('id', 'desc');
         return rows.map(toNotificationRow);
     }
 
     /** A thread the viewer may read: their own in a repository they may read, or any for a site administrator. */
     async thread(id: number, viewer: UserRow): Promise<NotificationRow> {
-        const raw = Number.isSafeInteger(id) && id > 0 ? await this.#knex('notifications').where({ id }).first() : undefined;
+        const raw = Number.isSafeInteger(id) && id > 0 ? await this.knex('notifications').where({ id }).first() : undefined;
         if (!raw) {
             throw new NotFoundError(`notification does not exist [id: ${id}]`);
         }
@@ -324,7 +318,7 @@ export class NotificationService {
         }
 
         const updatedAt = now();
-        await this.#knex('notifications').where({ id }).update({ status: toStatus, updated_at: updatedAt });
+        await this.knex('notifications').where({ id }).update({ status: toStatus, updated_at: updatedAt });
         return { ...row, status: toStatus, updated_at: updatedAt };
     }
 
@@ -333,25 +327,25 @@ export class NotificationService {
 
     async toApiThreads(rows: NotificationRow[], viewer: UserRow): Promise<ApiNotificationThread[]> {
         const issues = await byIds(
-            this.#knex,
+            this.knex,
             'issues',
             rows.flatMap((row) => (row.issue_id === null ? [] : [row.issue_id])),
             toThreadIssue,
             ['id', 'index', 'title', 'is_closed', 'is_pull'],
         );
         const repos = await byIds(
-            this.#knex,
+            this.knex,
             'repositories',
             rows.map((row) => row.repo_id),
             toRepositoryRow,
         );
         const owners = await byIds(
-            this.#knex,
+            this.knex,
             'users',
             [...repos.values()].map((repo) => repo.owner_id),
             toUserRow,
         );
-        const publicUrl = this.#server.app.config.publicUrl;
+        const publicUrl = this.server.app.config.publicUrl;
         const shown = new Map<number, Omit<ApiRepository, 'permissions'>>();
         for (const repository of repos.values()) {
             const owner = owners.get(repository.owner_id) as UserRow;
@@ -364,7 +358,7 @@ export class NotificationService {
     }
 
     #toApiThread(row: NotificationRow, sources: ThreadSources): ApiNotificationThread {
-        const publicUrl = this.#server.app.config.publicUrl;
+        const publicUrl = this.server.app.config.publicUrl;
         const apiRepository = sources.repositories.get(row.repo_id) as Omit<ApiRepository, 'permissions'>;
         return {
             id: row.id,
@@ -385,7 +379,7 @@ export class NotificationService {
         const type = SUBJECT_TYPES[row.source] ?? 'Issue';
         const issue = row.issue_id === null ? undefined : sources.issues.get(row.issue_id);
         if (issue) {
-            const links = issueLinks(this.#server.app.config.publicUrl, repository.full_name, issue);
+            const links = issueLinks(this.server.app.config.publicUrl, repository.full_name, issue);
             const comment = row.comment_id;
             return {
                 title: issue.title,

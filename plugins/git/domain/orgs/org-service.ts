@@ -1,5 +1,4 @@
 import type { Server } from '@hapi/hapi';
-import type { Knex } from 'knex';
 
 import { now } from '../../../../lib/database.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
@@ -9,6 +8,7 @@ import { defineService } from '../../../../lib/services.ts';
 import { isValidEmail } from '../../../../lib/email.ts';
 import { type ApiOrganization, toApiOrganization } from '../identity/format.ts';
 import { countOwnedThings, toUserRow, USER_TYPE, type UserPage, type UserRow, users, visibilityValue } from '../identity/user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export interface CreateOrgInput {
     username: string;
@@ -26,33 +26,27 @@ export type EditOrgInput = Omit<CreateOrgInput, 'username'>;
 const VISIBILITY = { public: 0, limited: 1, private: 2 } as const;
 
 /** Organisations: rows of `users` with type 1, an Owners team, and memberships. */
-export class OrganizationService {
-    readonly #server: Server;
+export class OrganizationService extends Service {
     readonly #pages: ReadCache<Page<ApiOrganization>>;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
         this.#pages = readCache(server, ['users', 'org_users']);
     }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
     async create(owner: UserRow, input: CreateOrgInput, doer: UserRow): Promise<UserRow> {
         if (!doer.is_admin && !doer.allow_create_organization) {
             throw new ForbiddenError('not allowed to create org');
         }
 
-        users(this.#server).checkNewName(input.username);
+        users(this.server).checkNewName(input.username);
         if (input.email && !isValidEmail(input.email)) {
             throw new ValidationError(`e-mail invalid [email: ${input.email}]`);
         }
 
         const visibility = visibilityValue(input.visibility) ?? VISIBILITY.public;
         const createdAt = now();
-        return await this.#knex.transaction(async (trx) => {
-            if (await users(this.#server).isNameTaken(input.username, trx)) {
+        return await this.knex.transaction(async (trx) => {
+            if (await users(this.server).isNameTaken(input.username, trx)) {
                 throw new ValidationError(`user already exists [name: ${input.username}]`);
             }
 
@@ -90,7 +84,7 @@ export class OrganizationService {
             return false;
         }
 
-        const row = await this.#knex('team_users')
+        const row = await this.knex('team_users')
             .join('teams', 'teams.id', 'team_users.team_id')
             .where({ 'team_users.org_id': org.id, 'team_users.uid': user.id, 'teams.authorize': 'owner' })
             .first('team_users.id');
@@ -102,12 +96,12 @@ export class OrganizationService {
             return false;
         }
 
-        return Boolean(await this.#knex('org_users').where({ org_id: org.id, uid: user.id }).first('id'));
+        return Boolean(await this.knex('org_users').where({ org_id: org.id, uid: user.id }).first('id'));
     }
 
     /** Members of a team that may create repositories (the Owners team may). */
     async canCreateRepository(org: UserRow, user: UserRow): Promise<boolean> {
-        const row = await this.#knex('team_users')
+        const row = await this.knex('team_users')
             .join('teams', 'teams.id', 'team_users.team_id')
             .where({ 'team_users.org_id': org.id, 'team_users.uid': user.id })
             .where((where) => where.where('teams.authorize', 'owner').orWhere('teams.can_create_org_repo', true))
@@ -130,7 +124,7 @@ export class OrganizationService {
 
     /** The organisation behind a path's name, as the caller may see it (otherwise 404, as Gitea hides it). */
     async visible(name: string, viewer: UserRow | undefined): Promise<UserRow> {
-        const org = await users(this.#server).resolve(name, USER_TYPE.organization);
+        const org = await users(this.server).resolve(name, USER_TYPE.organization);
         if (!(await this.canSee(org, viewer))) {
             throw new NotFoundError(`user redirect does not exist [name: ${name}]`);
         }
@@ -155,20 +149,20 @@ export class OrganizationService {
             changes.visibility = visibility;
         }
 
-        await this.#knex('users')
+        await this.knex('users')
             .where({ id: org.id })
             .update({ ...changes, updated_at: now() });
-        return (await users(this.#server).byId(org.id)) as UserRow;
+        return (await users(this.server).byId(org.id)) as UserRow;
     }
 
     /** Refused while the organisation still owns repositories or packages (Gitea answers 500; we say why). */
     async delete(org: UserRow): Promise<void> {
-        const owned = await countOwnedThings(org.id, this.#server);
+        const owned = await countOwnedThings(org.id, this.server);
         if (owned) {
             throw new ValidationError(`organization still has ownership of ${owned} [uid: ${org.id}]`);
         }
 
-        await this.#knex('users').where({ id: org.id }).delete();
+        await this.knex('users').where({ id: org.id }).delete();
     }
 
     /**
@@ -183,7 +177,7 @@ export class OrganizationService {
             key,
             async () => {
                 const { rows, total } = await this.#list(seesAll ? undefined : (viewer ?? null), paging);
-                const { publicUrl } = this.#server.app.config;
+                const { publicUrl } = this.server.app.config;
                 return { items: rows.map((org) => toApiOrganization(org, viewer, publicUrl)), total };
             },
             asOf,
@@ -192,14 +186,14 @@ export class OrganizationService {
 
     /** `viewer` undefined: every organisation; null: an anonymous caller's. */
     async #list(viewer: UserRow | null | undefined, paging: Paging): Promise<UserPage> {
-        const query = this.#knex('users').where({ type: USER_TYPE.organization });
+        const query = this.knex('users').where({ type: USER_TYPE.organization });
         if (viewer !== undefined) {
             query.where((where) => {
                 where.where('visibility', VISIBILITY.public);
                 if (viewer !== null) {
                     where
                         .orWhere('visibility', VISIBILITY.limited)
-                        .orWhereIn('id', this.#knex('org_users').where({ uid: viewer.id }).select('org_id'));
+                        .orWhereIn('id', this.knex('org_users').where({ uid: viewer.id }).select('org_id'));
                 }
             });
         }

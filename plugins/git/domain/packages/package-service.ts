@@ -14,6 +14,7 @@ import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { type ApiUser, toApiUser } from '../identity/format.ts';
 import { registerOwnedThings, toUserRow, type UserRow } from '../identity/user-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** Gitea's package types, as the admin list filters them; only `generic` can be uploaded so far. */
 export const PACKAGE_TYPES = [
@@ -232,20 +233,14 @@ class KeyedLock {
     }
 }
 
-export class PackageService {
-    readonly #server: Server;
+export class PackageService extends Service {
     readonly #blobLock = new KeyedLock();
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
     }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
     get #root(): string {
-        return this.#server.app.config.packagesDir;
+        return this.server.app.config.packagesDir;
     }
 
     /** `<packagesDir>/<sha256[0:2]>/<sha256[2:4]>/<sha256>`, as Gitea lays its blobs out. */
@@ -297,10 +292,10 @@ export class PackageService {
 
     /** The blob goes on disk before its row exists, so no row ever names a missing file. */
     async #store(ref: PackageVersionRef, filename: string, received: ReceivedContent, creator: UserRow): Promise<number> {
-        const blobExisted = Boolean(await this.#knex('package_blobs').where({ hash_sha256: received.sha256 }).first('id'));
+        const blobExisted = Boolean(await this.knex('package_blobs').where({ hash_sha256: received.sha256 }).first('id'));
         await this.#placeBlob(received);
         try {
-            return await this.#knex.transaction(async (trx) => {
+            return await this.knex.transaction(async (trx) => {
                 const versionId = await this.#ensureVersion(trx, ref, creator);
                 const blobId = await this.#ensureBlob(trx, received);
                 return await this.#insertFile(trx, versionId, blobId, filename, received.size);
@@ -381,13 +376,13 @@ export class PackageService {
     }
 
     async #storedFile(fileId: number): Promise<StoredPackageFile> {
-        const file = toFileRow(await this.#knex('package_files').where({ id: fileId }).first());
-        const blob = toBlobRow(await this.#knex('package_blobs').where({ id: file.blob_id }).first());
+        const file = toFileRow(await this.knex('package_files').where({ id: fileId }).first());
+        const blob = toBlobRow(await this.knex('package_blobs').where({ id: file.blob_id }).first());
         return { file, blob, path: this.blobPath(blob.hash_sha256) };
     }
 
     async #version(ref: PackageVersionRef): Promise<PackageVersionRow> {
-        const raw = await this.#knex('package_versions as v')
+        const raw = await this.knex('package_versions as v')
             .join('packages as p', 'p.id', 'v.package_id')
             .where({ 'p.owner_id': ref.owner.id, 'p.type': ref.type, 'p.lower_name': ref.name.toLowerCase() })
             .where('v.lower_version', ref.version.toLowerCase())
@@ -400,7 +395,7 @@ export class PackageService {
     }
 
     async #file(version: PackageVersionRow, filename: string): Promise<PackageFileRow> {
-        const raw = await this.#knex('package_files').where({ version_id: version.id, lower_name: filename.toLowerCase() }).first();
+        const raw = await this.knex('package_files').where({ version_id: version.id, lower_name: filename.toLowerCase() }).first();
         if (!raw) {
             throw new NotFoundError('package file does not exist');
         }
@@ -420,7 +415,7 @@ export class PackageService {
         checkGenericRef(ref, filename);
         const version = await this.#version(ref);
         const file = await this.#file(version, filename);
-        await this.#knex.transaction(async (trx) => {
+        await this.knex.transaction(async (trx) => {
             await trx('package_files').where({ id: file.id }).delete();
             const remaining = await trx('package_files').where({ version_id: version.id }).first('id');
             if (!remaining) {
@@ -434,8 +429,8 @@ export class PackageService {
     async deleteVersion(ref: PackageVersionRef): Promise<void> {
         checkGenericRef(ref);
         const version = await this.#version(ref);
-        const blobIds = await this.#knex('package_files').where({ version_id: version.id }).pluck('blob_id');
-        await this.#knex.transaction(async (trx) => {
+        const blobIds = await this.knex('package_files').where({ version_id: version.id }).pluck('blob_id');
+        await this.knex.transaction(async (trx) => {
             await this.#deleteVersionRow(trx, version);
         });
         await this.#collectBlobs(blobIds.map(Number));
@@ -450,7 +445,7 @@ export class PackageService {
     }
 
     async #collectBlobs(blobIds: number[]): Promise<void> {
-        const hashes = await this.#knex('package_blobs')
+        const hashes = await this.knex('package_blobs')
             .whereIn('id', [...new Set(blobIds)])
             .pluck('hash_sha256');
         await this.collectBlobsByHash(hashes.map(String));
@@ -460,7 +455,7 @@ export class PackageService {
     async collectBlobsByHash(hashes: string[]): Promise<void> {
         for (const hash of new Set(hashes)) {
             await this.#blobLock.run(hash, async () => {
-                const removed = await this.#knex('package_blobs')
+                const removed = await this.knex('package_blobs')
                     .where({ hash_sha256: hash })
                     .whereNotExists((files) =>
                         files.select('id').from('package_files').whereRaw('package_files.blob_id = package_blobs.id'),
@@ -475,7 +470,7 @@ export class PackageService {
 
     /** Package versions of every owner, newest first; `q` matches a part of the name, in any case. */
     async search(filters: PackageSearch, paging: Paging): Promise<{ rows: PackageEntry[]; total: number }> {
-        const query = this.#knex('package_versions as v').join('packages as p', 'p.id', 'v.package_id');
+        const query = this.knex('package_versions as v').join('packages as p', 'p.id', 'v.package_id');
         if (filters.type) {
             query.where('p.type', filters.type);
         }
@@ -506,7 +501,7 @@ export class PackageService {
 
     async #withUsers(rows: Array<Record<string, unknown>>): Promise<PackageEntry[]> {
         const ids = [...new Set(rows.flatMap((row) => [Number(row.owner_id), Number(row.creator_id)]))];
-        const found = await this.#knex('users').whereIn('id', ids);
+        const found = await this.knex('users').whereIn('id', ids);
         const byId = new Map(found.map((raw: Record<string, unknown>) => [Number(raw.id), toUserRow(raw)]));
         return rows.map((row) => ({
             id: Number(row.id),

@@ -1,9 +1,9 @@
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import { defineService } from '../../../../lib/services.ts';
 import { USER_TYPE, type UserRow } from '../identity/user-service.ts';
 import type { RepositoryRow } from './repository-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const VISIBILITY = { public: 0, limited: 1, private: 2 } as const;
 const WRITING_TEAMS = ['owner', 'admin', 'write'];
@@ -71,13 +71,7 @@ function membershipKey(userId: number, orgId: number): string {
 }
 
 /** Loads the memberships that `repositoryRights` needs, one query per table for any number of users and owners. */
-export class RepositoryAccessService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
+export class RepositoryAccessService extends Service {
     /** Inside a transaction, pass it: SQLite has one connection, which the transaction holds. */
     async #memberships(userIds: number[], owners: UserRow[], knex: Knex): Promise<Map<string, Membership>> {
         const orgIds = [...new Set(owners.filter((owner) => owner.type === USER_TYPE.organization).map((owner) => owner.id))];
@@ -115,17 +109,12 @@ export class RepositoryAccessService {
             return repositoryRights(viewer, repository, owner);
         }
 
-        const memberships = await this.#memberships([viewer.id], [owner], this.#server.app.knex);
+        const memberships = await this.#memberships([viewer.id], [owner], this.server.app.knex);
         return repositoryRights(viewer, repository, owner, memberships.get(membershipKey(viewer.id, owner.id)));
     }
 
     /** The users among `candidates` who may read the repository. */
-    async readers(
-        candidates: UserRow[],
-        repository: RepositoryRow,
-        owner: UserRow,
-        knex: Knex = this.#server.app.knex,
-    ): Promise<UserRow[]> {
+    async readers(candidates: UserRow[], repository: RepositoryRow, owner: UserRow, knex: Knex = this.server.app.knex): Promise<UserRow[]> {
         const memberships = await this.#memberships(
             candidates.map((user) => user.id),
             [owner],
@@ -145,7 +134,7 @@ export class RepositoryAccessService {
         const memberships = await this.#memberships(
             [viewer.id],
             repositories.map(({ owner }) => owner),
-            this.#server.app.knex,
+            this.server.app.knex,
         );
         return repositories
             .filter(({ repository, owner }) => {

@@ -13,6 +13,7 @@ import { onUserRename, registerOwnedThings, type UserRow } from '../identity/use
 import { repositoryEvents } from './repository-events.ts';
 import { DEFAULT_BRANCH, type InitialFile, initBareRepository, isValidBranchName, type Signature, writeInitialCommit } from './git.ts';
 import { templates } from '../templates/templates-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const README_TEMPLATES = ['Default'];
 const MAX_DESCRIPTION_LENGTH = 2048;
@@ -139,19 +140,9 @@ function fillLicense(text: string, owner: UserRow): string {
         );
 }
 
-export class RepositoryService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class RepositoryService extends Service {
     get #root(): string {
-        return this.#server.app.config.repositoriesDir;
+        return this.server.app.config.repositoriesDir;
     }
 
     /** `<root>/<owner>/<repo>.git`; both names must already be safe single path segments. */
@@ -170,7 +161,7 @@ export class RepositoryService {
         return path;
     }
 
-    async byName(owner: UserRow, name: string, knex: Knex = this.#knex): Promise<RepositoryRow | undefined> {
+    async byName(owner: UserRow, name: string, knex: Knex = this.knex): Promise<RepositoryRow | undefined> {
         const raw = await knex('repositories').where({ owner_id: owner.id, lower_name: name.toLowerCase() }).first();
         return raw ? toRepositoryRow(raw) : undefined;
     }
@@ -198,7 +189,7 @@ export class RepositoryService {
         }
 
         const repository = await this.#createOnDisk(owner, input, plan, doer);
-        await repositoryEvents.created(this.#server, repository, owner, doer);
+        await repositoryEvents.created(this.server, repository, owner, doer);
         return repository;
     }
 
@@ -206,7 +197,7 @@ export class RepositoryService {
         const directory = this.repositoryPath(owner.lower_name, plan.name);
         let claimed = false;
         try {
-            return await this.#knex.transaction(async (trx) => {
+            return await this.knex.transaction(async (trx) => {
                 const id = await this.#insertRecord(trx, owner, input, plan);
                 claimDirectory(directory, owner, plan.name);
                 claimed = true;
@@ -261,7 +252,7 @@ export class RepositoryService {
             return;
         }
 
-        if ((await countOwnedRepositories(owner.id, this.#server)) >= owner.max_repo_creation) {
+        if ((await countOwnedRepositories(owner.id, this.server)) >= owner.max_repo_creation) {
             throw new ForbiddenError(`user has reached maximum limit of repositories [limit: ${owner.max_repo_creation}]`);
         }
     }
@@ -293,7 +284,7 @@ export class RepositoryService {
     }
 
     #templateText(kind: 'gitignore' | 'license' | 'label', name: string): string {
-        const bundled = templates(this.#server);
+        const bundled = templates(this.server);
         try {
             if (kind === 'gitignore') {
                 return bundled.gitignore(name).source;

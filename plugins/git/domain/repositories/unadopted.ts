@@ -1,9 +1,6 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import type { Server } from '@hapi/hapi';
-import type { Knex } from 'knex';
-
 import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { NotFoundError } from '../../../../lib/errors.ts';
 import { directorySize } from '../../../../lib/files.ts';
@@ -14,6 +11,7 @@ import { users, type UserRow } from '../identity/user-service.ts';
 import { byteOrder, inspectRepository, runGit } from './git.ts';
 import { globToRegExp } from './globs.ts';
 import { checkRepositoryName, repositories, type RepositoryRow, toRepositoryRow } from './repository-service.ts';
+import { Service } from '../../../../lib/service.ts';
 
 /** `owner` or `owner/repo`, split once at the first slash; an empty side matches everything. */
 function unadoptedMatchers(query: string): { owner: RegExp; repo: RegExp } {
@@ -43,19 +41,9 @@ function isPlainDirectory(path: string): boolean {
 }
 
 /** Unadopted repositories: bare directories under the root whose owner exists but which have no record. */
-export class UnadoptedRepositoryService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class UnadoptedRepositoryService extends Service {
     get #root(): string {
-        return this.#server.app.config.repositoriesDir;
+        return this.server.app.config.repositoriesDir;
     }
 
     async list(query: string, paging: Paging): Promise<{ names: string[]; total: number }> {
@@ -81,24 +69,24 @@ export class UnadoptedRepositoryService {
             return [];
         }
 
-        const owner = await users(this.#server).byName(ownerName);
+        const owner = await users(this.server).byName(ownerName);
         if (!owner) {
             return [];
         }
 
-        const recorded = new Set(await this.#knex('repositories').where({ owner_id: owner.id }).pluck('lower_name'));
+        const recorded = new Set(await this.knex('repositories').where({ owner_id: owner.id }).pluck('lower_name'));
         return candidates.filter((name) => !recorded.has(name)).map((name) => `${ownerName}/${name}`);
     }
 
     /** The owner and directory of an unadopted repository, or 404. */
     async #unadopted(ownerName: string, repoName: string): Promise<{ owner: UserRow; directory: string }> {
-        const owner = await users(this.#server).byName(ownerName);
+        const owner = await users(this.server).byName(ownerName);
         if (!owner) {
             throw new NotFoundError();
         }
 
         checkRepositoryName(repoName);
-        const service = repositories(this.#server);
+        const service = repositories(this.server);
         const directory = service.repositoryPath(owner.lower_name, repoName);
         if ((await service.byName(owner, repoName)) || !isPlainDirectory(directory)) {
             throw new NotFoundError();
@@ -113,7 +101,7 @@ export class UnadoptedRepositoryService {
         const facts = await inspectRepository(directory);
         const size = await directorySize(directory);
         try {
-            return await this.#knex.transaction(async (trx) => {
+            return await this.knex.transaction(async (trx) => {
                 const created = now();
                 const [id] = await trx('repositories').insert({
                     owner_id: owner.id,

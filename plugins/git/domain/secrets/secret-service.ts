@@ -1,10 +1,8 @@
-import type { Server } from '@hapi/hapi';
-import type { Knex } from 'knex';
-
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { BadRequestError, NotFoundError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { Service } from '../../../../lib/service.ts';
 
 const NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/i;
 const RESERVED_PREFIXES = ['GITEA_', 'GITHUB_'];
@@ -33,17 +31,7 @@ export function checkedSecretName(name: string): string {
 }
 
 /** Actions secrets of an owner: values sealed under the master key, bound to owner and name, never handed out. */
-export class SecretService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class SecretService extends Service {
     #context(ownerId: number, name: string): string {
         return `actions-secret:${ownerId}:${name}`;
     }
@@ -57,10 +45,10 @@ export class SecretService {
 
         const values = {
             description: [...(input.description ?? '')].slice(0, MAX_DESCRIPTION_CHARACTERS).join(''),
-            data: this.#server.app.sealer.seal(input.data, this.#context(ownerId, name)),
+            data: this.server.app.sealer.seal(input.data, this.#context(ownerId, name)),
             updated_at: now(),
         };
-        return await this.#knex.transaction(async (trx) => {
+        return await this.knex.transaction(async (trx) => {
             const updated = await trx('secrets').where({ owner_id: ownerId, repo_id: 0, name }).update(values);
             if (updated > 0) {
                 return false;
@@ -73,14 +61,14 @@ export class SecretService {
 
     async delete(ownerId: number, rawName: string): Promise<void> {
         const name = checkedSecretName(rawName);
-        const deleted = await this.#knex('secrets').where({ owner_id: ownerId, repo_id: 0, name }).delete();
+        const deleted = await this.knex('secrets').where({ owner_id: ownerId, repo_id: 0, name }).delete();
         if (deleted === 0) {
             throw new NotFoundError('secret not found');
         }
     }
 
     async list(ownerId: number, paging: Paging): Promise<{ rows: ApiSecret[]; total: number }> {
-        const query = this.#knex('secrets').where({ owner_id: ownerId, repo_id: 0 });
+        const query = this.knex('secrets').where({ owner_id: ownerId, repo_id: 0 });
         const total = Number((await query.clone().count({ count: '*' }).first())?.count ?? 0);
         const rows = await query
             .orderBy('name', 'asc')
@@ -100,12 +88,12 @@ export class SecretService {
     /** A secret's value, for the jobs that will need it. */
     async reveal(ownerId: number, rawName: string): Promise<string> {
         const name = checkedSecretName(rawName);
-        const row = await this.#knex('secrets').where({ owner_id: ownerId, repo_id: 0, name }).first('data');
+        const row = await this.knex('secrets').where({ owner_id: ownerId, repo_id: 0, name }).first('data');
         if (!row) {
             throw new NotFoundError('secret not found');
         }
 
-        return this.#server.app.sealer.open(String(row.data), this.#context(ownerId, name));
+        return this.server.app.sealer.open(String(row.data), this.#context(ownerId, name));
     }
 }
 

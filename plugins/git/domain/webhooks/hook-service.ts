@@ -1,6 +1,5 @@
 import Crypto from 'node:crypto';
 
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import { now, toRfc3339 } from '../../../../lib/database.ts';
@@ -9,6 +8,7 @@ import type { Paging } from '../../../../lib/paging.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { expandEvents, type HookEvent } from './events.ts';
 import { deliveryScheduler } from './scheduler.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export const CONTENT_TYPES = ['json', 'form'] as const;
 /** Hook types whose payload is Gitea's own; others (Slack, Discord...) are stored but not delivered yet. */
@@ -159,23 +159,13 @@ function systemFlag(config: Record<string, string>): boolean {
 }
 
 /** System hooks (fired for every repository) and default hooks (copied into new repositories), and their deliveries. */
-export class WebhookService {
-    readonly #server: Server;
-
-    constructor(server: Server) {
-        this.#server = server;
-    }
-
-    get #knex(): Knex {
-        return this.#server.app.knex;
-    }
-
+export class WebhookService extends Service {
     #seal(value: string | undefined, purpose: string): string | null {
-        return value ? this.#server.app.sealer.seal(value, purpose) : null;
+        return value ? this.server.app.sealer.seal(value, purpose) : null;
     }
 
     async list(kind: HookKind, paging: Paging): Promise<{ rows: HookRow[]; total: number }> {
-        const query = this.#knex('webhooks').whereNull('repo_id');
+        const query = this.knex('webhooks').whereNull('repo_id');
         if (kind !== 'all') {
             query.where({ is_system_webhook: kind === 'system' });
         }
@@ -187,7 +177,7 @@ export class WebhookService {
 
     /** A system or default hook; repositories' own hooks are not reachable here. */
     async get(id: number): Promise<HookRow> {
-        const raw = await this.#knex('webhooks').where({ id }).whereNull('repo_id').first();
+        const raw = await this.knex('webhooks').where({ id }).whereNull('repo_id').first();
         if (!raw) {
             throw new NotFoundError();
         }
@@ -206,7 +196,7 @@ export class WebhookService {
         checkUrl(input.config.url as string);
         checkBranchFilter(input.branch_filter);
         const created = now();
-        const [id] = await this.#knex('webhooks').insert({
+        const [id] = await this.knex('webhooks').insert({
             repo_id: null,
             is_system_webhook: systemFlag(input.config),
             type: input.type,
@@ -262,19 +252,19 @@ export class WebhookService {
             }
         }
 
-        await this.#knex('webhooks').where({ id }).update(changes);
+        await this.knex('webhooks').where({ id }).update(changes);
         return await this.get(id);
     }
 
     async delete(id: number): Promise<void> {
-        const deleted = await this.#knex('webhooks').where({ id }).whereNull('repo_id').delete();
+        const deleted = await this.knex('webhooks').where({ id }).whereNull('repo_id').delete();
         if (deleted === 0) {
             throw new NotFoundError();
         }
     }
 
     /** Gitea copies the default hooks into each new repository, where they then live on their own. */
-    async copyDefaultHooks(repositoryId: number, trx: Knex = this.#knex): Promise<void> {
+    async copyDefaultHooks(repositoryId: number, trx: Knex = this.knex): Promise<void> {
         const defaults = await trx('webhooks').whereNull('repo_id').where({ is_system_webhook: false });
         const created = now();
         const copies = defaults.map((hook: Record<string, unknown>) => {
@@ -324,7 +314,7 @@ export class WebhookService {
 
     /** Wakes the delivery worker (when the server is running; otherwise it starts with the server). */
     deliverSoon(): void {
-        deliveryScheduler(this.#server).kick();
+        deliveryScheduler(this.server).kick();
     }
 }
 

@@ -1,6 +1,7 @@
 import type { Server } from '@hapi/hapi';
 
 import { defineService } from '../../../../lib/services.ts';
+import { Service } from '../../../../lib/service.ts';
 
 export const DELIVERY_JOB = 'deliver-webhooks';
 /** The sweep that picks up retries the worker did not wait for, and anything queued while it was busy. */
@@ -12,18 +13,17 @@ const SWEEP_INTERVAL_MS = 5_000;
  * worker thread (TypeScript loader, database connection) costs far more CPU than asking whether one is needed.
  * One worker at a time; a kick while it runs makes it run again when it ends.
  */
-export class DeliveryScheduler {
-    readonly #server: Server;
+export class DeliveryScheduler extends Service {
     #runAgain = false;
     #stopping = false;
     #sweep: NodeJS.Timeout | undefined;
 
     constructor(server: Server) {
-        this.#server = server;
+        super(server);
     }
 
     async setUp(): Promise<void> {
-        const jobs = this.#server.app.jobs;
+        const jobs = this.server.app.jobs;
         await jobs.schedule({ name: DELIVERY_JOB });
         jobs.bree.on('worker deleted', (name: string) => {
             if (name === DELIVERY_JOB && this.#runAgain) {
@@ -32,12 +32,12 @@ export class DeliveryScheduler {
             }
         });
         // Deliveries left pending by a previous run of the server go out as soon as it starts.
-        this.#server.ext('onPostStart', () => {
+        this.server.ext('onPostStart', () => {
             this.kick();
             this.#sweep = setInterval(() => void this.#sweepDue(), SWEEP_INTERVAL_MS).unref();
         });
         // Before Bree stops its workers, so that a worker ending then does not start another.
-        this.#server.ext(
+        this.server.ext(
             'onPreStop',
             () => {
                 this.#stopping = true;
@@ -49,7 +49,7 @@ export class DeliveryScheduler {
 
     async #sweepDue(): Promise<void> {
         try {
-            const due = await this.#server.app
+            const due = await this.server.app
                 .knex('hook_tasks')
                 .where({ is_delivered: false })
                 .where('next_attempt_at', '<=', Date.now())
@@ -58,22 +58,22 @@ export class DeliveryScheduler {
                 this.kick();
             }
         } catch (error) {
-            this.#server.log(['error', 'webhooks'], error as Error);
+            this.server.log(['error', 'webhooks'], error as Error);
         }
     }
 
     kick(): void {
-        if (!this.#server.info.started || this.#stopping) {
+        if (!this.server.info.started || this.#stopping) {
             return;
         }
 
-        const bree = this.#server.app.jobs.bree;
+        const bree = this.server.app.jobs.bree;
         if (bree.workers.has(DELIVERY_JOB)) {
             this.#runAgain = true;
             return;
         }
 
-        bree.run(DELIVERY_JOB).catch((error: unknown) => this.#server.log(['error', 'webhooks'], error as Error));
+        bree.run(DELIVERY_JOB).catch((error: unknown) => this.server.log(['error', 'webhooks'], error as Error));
     }
 }
 
