@@ -166,7 +166,27 @@ function readRecipeFile(path: string): Recipe {
         throw new RecipeError(`${where}: ${problems.join('; ')}`);
     }
 
-    return { ...(fields as RecipeFields), id, origin: { kind: 'file', path } };
+    const recipe = fields as RecipeFields;
+    return { ...recipe, level: backedLevel(recipe, id, path), id, origin: { kind: 'file', path } };
+}
+
+/**
+ * A shipped recipe is `tested` only while the test its `tested.test` names is there and names the recipe's file
+ * (`recipes/<id>.yaml`, which it applies): a recipe whose test is removed, or that names none, is `documented`.
+ * A recipe of the user's own folders (RECIPES_DIRS) keeps the level it says, unless the test it names is missing.
+ */
+function backedLevel(recipe: RecipeFields, id: string, path: string): RecipeFields['level'] {
+    if (recipe.level !== 'tested') {
+        return recipe.level;
+    }
+
+    if (!recipe.tested) {
+        return Path.dirname(path) === SHIPPED_RECIPES_DIR ? 'documented' : 'tested';
+    }
+
+    const testFile = Path.join(ROOT_DIR, recipe.tested.test);
+    const names = Fs.existsSync(testFile) && Fs.readFileSync(testFile, 'utf8').includes(`recipes/${id}.yaml`);
+    return names ? 'tested' : 'documented';
 }
 
 /** The recipes of the folders, in file-name order; an id found twice is an error naming both files. */

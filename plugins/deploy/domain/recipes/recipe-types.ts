@@ -24,6 +24,8 @@ export interface RecipeFields {
     description?: string;
     method: RecipeMethod;
     level: 'tested' | 'documented';
+    /** What backs `level: tested`: the packaging the login was tested on and the test file that did it. */
+    tested?: { packaging: string; test: string };
     outcome?: RecipeOutcome;
     env?: Record<string, string>;
     remove?: string[];

@@ -1,0 +1,42 @@
+/**
+ * Apps from Debian's packages that the shipped recipes are tested on (test/plugins/deploy/routes/recipes/tested/):
+ * each image is built once with debootstrap (debian-images.ts), its sign-in set up as the package documents it.
+ */
+import type { DebianImageSpec } from './debian-images.ts';
+
+/** The account Transmission's RPC and web interface ask for (HTTP Basic). */
+export const TRANSMISSION_ACCOUNT = { username: 'transmission', password: 'transmission-rpc-pass' };
+
+/**
+ * Transmission's settings as Debian's transmission-daemon reads them (/etc/transmission-daemon/settings.json): the
+ * RPC and web interface on port 9091 for every address, behind HTTP Basic with TRANSMISSION_ACCOUNT (the daemon
+ * replaces the clear password with its hash when it starts), and nothing that reaches out to peers.
+ */
+const TRANSMISSION_SETTINGS = {
+    'rpc-enabled': true,
+    'rpc-bind-address': '0.0.0.0',
+    'rpc-port': 9091,
+    'rpc-authentication-required': true,
+    'rpc-username': TRANSMISSION_ACCOUNT.username,
+    'rpc-password': TRANSMISSION_ACCOUNT.password,
+    'rpc-whitelist-enabled': false,
+    'rpc-host-whitelist-enabled': false,
+    'download-dir': '/var/lib/transmission-daemon/downloads',
+    'dht-enabled': false,
+    'lpd-enabled': false,
+    'pex-enabled': false,
+    'port-forwarding-enabled': false,
+    'utp-enabled': false,
+};
+
+/** Debian's transmission-daemon in the foreground, its web interface at /transmission/web/. */
+export const TRANSMISSION: DebianImageSpec = {
+    name: 'gatehouse-test/transmission',
+    packages: ['transmission-daemon'],
+    files: {
+        '/etc/transmission-daemon/settings.json': `${JSON.stringify(TRANSMISSION_SETTINGS, null, 4)}\n`,
+    },
+    commands: ['mkdir -p /var/lib/transmission-daemon/downloads'],
+    cmd: ['transmission-daemon', '--foreground', '--config-dir', '/etc/transmission-daemon', '--log-info'],
+    expose: [9091],
+};
