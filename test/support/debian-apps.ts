@@ -2,7 +2,7 @@
  * Apps from Debian's packages that the shipped recipes are tested on (test/plugins/deploy/routes/recipes/tested/):
  * each image is built once with debootstrap (debian-images.ts), its sign-in set up as the package documents it.
  */
-import type { DebianImageSpec } from './debian-images.ts';
+import { APACHE_SERVER_CONF, type DebianImageSpec, DOKUWIKI } from './debian-images.ts';
 
 /** The account Transmission's RPC and web interface ask for (HTTP Basic). */
 export const TRANSMISSION_ACCOUNT = { username: 'transmission', password: 'transmission-rpc-pass' };
@@ -39,4 +39,32 @@ export const TRANSMISSION: DebianImageSpec = {
     commands: ['mkdir -p /var/lib/transmission-daemon/downloads'],
     cmd: ['transmission-daemon', '--foreground', '--config-dir', '/etc/transmission-daemon', '--log-info'],
     expose: [9091],
+};
+
+/**
+ * Debian's DokuWiki (the DOKUWIKI image's wiki, admin and ACLs) served at the site's root, as the images users run
+ * serve it (LinuxServer.io's, Bitnami's), so that a recipe's paths are the same on both: /doku.php?do=login.
+ */
+export const DOKUWIKI_AT_ROOT: DebianImageSpec = {
+    ...DOKUWIKI,
+    name: 'gatehouse-test/dokuwiki-root',
+    files: {
+        ...DOKUWIKI.files,
+        [APACHE_SERVER_CONF]: 'ServerName localhost\nDocumentRoot /usr/share/dokuwiki\n',
+        '/etc/dokuwiki/apache.conf': [
+            '<Directory /usr/share/dokuwiki/>',
+            '    Options +FollowSymLinks',
+            '    AllowOverride All',
+            '    Require all granted',
+            '</Directory>',
+            '<Directory /usr/share/dokuwiki/bin>',
+            '    Require all denied',
+            '</Directory>',
+            '<Directory /var/lib/dokuwiki/data>',
+            '    Require all denied',
+            '</Directory>',
+            '',
+        ].join('\n'),
+    },
+    commands: ['a2dissite -q 000-default', ...(DOKUWIKI.commands ?? [])],
 };

@@ -269,18 +269,18 @@ export function debianImage(spec: DebianImageSpec): string {
 }
 
 /** Apache in the foreground with Debian's envvars (apache2ctl reads them), logging to the container's output. */
-const APACHE_CMD = ['apache2ctl', '-D', 'FOREGROUND'];
+export const APACHE_CMD = ['apache2ctl', '-D', 'FOREGROUND'];
 /**
  * A restarted container keeps the last run's pid file and CGI daemon socket in /run/apache2, and Apache's CGI daemon
  * then leaves CGI requests unanswered: the official httpd image removes its pid file before starting, and so does this.
  */
-const APACHE_FRESH_CMD = ['sh', '-c', 'rm -rf /run/apache2/* && exec apache2ctl -D FOREGROUND'];
-const APACHE_LOGS_TO_OUTPUT = [
+export const APACHE_FRESH_CMD = ['sh', '-c', 'rm -rf /run/apache2/* && exec apache2ctl -D FOREGROUND'];
+export const APACHE_LOGS_TO_OUTPUT = [
     'ln -sf /dev/stdout /var/log/apache2/access.log',
     'ln -sf /dev/stderr /var/log/apache2/error.log',
     'ln -sf /dev/stdout /var/log/apache2/other_vhosts_access.log',
 ];
-const APACHE_SERVER_CONF = '/etc/apache2/conf-available/gatehouse-test.conf';
+export const APACHE_SERVER_CONF = '/etc/apache2/conf-available/gatehouse-test.conf';
 
 /**
  * Tells who Apache says the visitor is: the authenticated user, the request's headers (identity headers such as
