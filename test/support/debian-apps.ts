@@ -2,7 +2,7 @@
  * Apps from Debian's packages that the shipped recipes are tested on (test/plugins/deploy/routes/recipes/tested/):
  * each image is built once with debootstrap (debian-images.ts), its sign-in set up as the package documents it.
  */
-import { APACHE_SERVER_CONF, type DebianImageSpec, DOKUWIKI } from './debian-images.ts';
+import { APACHE_CMD, APACHE_LOGS_TO_OUTPUT, APACHE_SERVER_CONF, type DebianImageSpec, DOKUWIKI } from './debian-images.ts';
 
 /** The account Transmission's RPC and web interface ask for (HTTP Basic). */
 export const TRANSMISSION_ACCOUNT = { username: 'transmission', password: 'transmission-rpc-pass' };
@@ -67,4 +67,44 @@ export const DOKUWIKI_AT_ROOT: DebianImageSpec = {
         ].join('\n'),
     },
     commands: ['a2dissite -q 000-default', ...(DOKUWIKI.commands ?? [])],
+};
+
+/** MediaWiki's administrator, made by its installer when the image is built. */
+export const MEDIAWIKI_ADMIN = { username: 'Admin', password: 'mediawiki-admin-pass' };
+
+/**
+ * Debian's MediaWiki on SQLite, installed by its own installer (maintenance/install.php) when the image is built and
+ * served at the site's root, as the official image serves it; the site's address comes from each request
+ * (WebRequest::detectServer) rather than the installer's.
+ */
+export const MEDIAWIKI: DebianImageSpec = {
+    name: 'gatehouse-test/mediawiki',
+    packages: ['apache2', 'libapache2-mod-php8.2', 'php-sqlite3', 'php-intl', 'php-mbstring', 'php-xml', 'mediawiki'],
+    files: {
+        [APACHE_SERVER_CONF]: 'ServerName localhost\nDocumentRoot /var/lib/mediawiki\n',
+        '/etc/mediawiki/apache.conf': [
+            '<Directory /var/lib/mediawiki/>',
+            '    Options +FollowSymLinks',
+            '    AllowOverride All',
+            '    Require all granted',
+            '</Directory>',
+            '',
+        ].join('\n'),
+    },
+    commands: [
+        'mkdir -p /var/lib/mediawiki/data',
+        [
+            'php /usr/share/mediawiki/maintenance/install.php --dbtype=sqlite --dbpath=/var/lib/mediawiki/data',
+            `--server=http://localhost --scriptpath= --lang=en --confpath=/etc/mediawiki --pass=${MEDIAWIKI_ADMIN.password}`,
+            `'Gatehouse Test Wiki' ${MEDIAWIKI_ADMIN.username}`,
+        ].join(' '),
+        "echo '$wgServer = WebRequest::detectServer();' >> /etc/mediawiki/LocalSettings.php",
+        'chown -R www-data:www-data /var/lib/mediawiki/data',
+        'a2dissite -q 000-default',
+        'a2enconf -q gatehouse-test mediawiki',
+        ...APACHE_LOGS_TO_OUTPUT,
+        'apache2ctl -t',
+    ],
+    cmd: APACHE_CMD,
+    expose: [80],
 };
