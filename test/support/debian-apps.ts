@@ -108,3 +108,39 @@ export const MEDIAWIKI: DebianImageSpec = {
     cmd: APACHE_CMD,
     expose: [80],
 };
+
+/** The Icinga Web 2 user the image's roles make an administrator (the app's admin account at the provider). */
+export const ICINGAWEB2_ADMIN = 'ops-admin';
+
+/**
+ * Debian's Icinga Web 2 with external authentication (authentication.ini: backend external): it takes the user the
+ * web server names in REMOTE_USER, which Apache sets from the Remote-User header the proxy sends (the header
+ * method), as Icinga's documentation of external authentication describes. ICINGAWEB2_ADMIN is an administrator;
+ * anyone else is a user without permissions.
+ */
+export const ICINGAWEB2: DebianImageSpec = {
+    name: 'gatehouse-test/icingaweb2',
+    packages: ['apache2', 'libapache2-mod-php8.2', 'icingaweb2', 'php-intl', 'php-curl'],
+    files: {
+        [APACHE_SERVER_CONF]: [
+            'ServerName localhost',
+            'RedirectMatch 302 ^/$ /icingaweb2/',
+            'SetEnvIfNoCase ^Remote-User$ "^(.+)$" REMOTE_USER=$1',
+            '',
+        ].join('\n'),
+        '/etc/icingaweb2/config.ini':
+            '[global]\nshow_stacktraces = "0"\nconfig_backend = "ini"\n\n[logging]\nlog = "php"\nlevel = "ERROR"\n',
+        '/etc/icingaweb2/authentication.ini': '[webserver]\nbackend = "external"\n',
+        '/etc/icingaweb2/roles.ini': `[Administrators]\nusers = "${ICINGAWEB2_ADMIN}"\npermissions = "*"\n`,
+    },
+    commands: [
+        'rm -f /etc/icingaweb2/setup.token',
+        'chown -R www-data /etc/icingaweb2',
+        'a2dissite -q 000-default',
+        'a2enconf -q gatehouse-test',
+        ...APACHE_LOGS_TO_OUTPUT,
+        'apache2ctl -t',
+    ],
+    cmd: APACHE_CMD,
+    expose: [80],
+};
