@@ -144,3 +144,51 @@ export const ICINGAWEB2: DebianImageSpec = {
     cmd: APACHE_CMD,
     expose: [80],
 };
+
+/** The database account phpMyAdmin signs every visitor in with (its `config` authentication). */
+export const PHPMYADMIN_DATABASE_ACCOUNT = { username: 'pma', password: 'pma-database-pass' };
+
+/**
+ * MariaDB, then Apache: the database account phpMyAdmin uses is made at each start (the image holds no database
+ * server state of a run before).
+ */
+const PHPMYADMIN_START = `#!/bin/sh
+set -e
+mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+mariadbd --user=mysql --skip-networking --socket=/run/mysqld/mysqld.sock &
+tries=0
+until mariadb-admin --socket=/run/mysqld/mysqld.sock ping >/dev/null 2>&1; do
+  tries=$((tries + 1)); [ "$tries" -lt 300 ] || exit 1; sleep 0.1
+done
+mariadb --socket=/run/mysqld/mysqld.sock -e "CREATE USER IF NOT EXISTS '${PHPMYADMIN_DATABASE_ACCOUNT.username}'@'localhost' IDENTIFIED BY '${PHPMYADMIN_DATABASE_ACCOUNT.password}'; GRANT ALL PRIVILEGES ON *.* TO '${PHPMYADMIN_DATABASE_ACCOUNT.username}'@'localhost'"
+rm -rf /run/apache2/*
+exec apache2ctl -D FOREGROUND
+`;
+
+/**
+ * Debian's phpMyAdmin with a MariaDB beside it, served at the site's root as the official image serves it, its own
+ * login off: `auth_type = config` with one database account, as the official image's PMA_USER and PMA_PASSWORD set.
+ */
+export const PHPMYADMIN: DebianImageSpec = {
+    name: 'gatehouse-test/phpmyadmin',
+    packages: ['apache2', 'libapache2-mod-php8.2', 'php-mysql', 'php-mbstring', 'mariadb-server', 'phpmyadmin'],
+    files: {
+        [APACHE_SERVER_CONF]: 'ServerName localhost\nDocumentRoot /usr/share/phpmyadmin\n',
+        '/etc/phpmyadmin/conf.d/gatehouse-test.php': [
+            '<?php',
+            "$cfg['Servers'][1]['auth_type'] = 'config';",
+            "$cfg['Servers'][1]['host'] = 'localhost';",
+            `$cfg['Servers'][1]['user'] = '${PHPMYADMIN_DATABASE_ACCOUNT.username}';`,
+            `$cfg['Servers'][1]['password'] = '${PHPMYADMIN_DATABASE_ACCOUNT.password}';`,
+            // No configuration storage: Debian's dbconfig-common names a control user this image has no database for.
+            "$cfg['Servers'][1]['controluser'] = '';",
+            "$cfg['Servers'][1]['controlpass'] = '';",
+            "$cfg['Servers'][1]['pmadb'] = '';",
+            '',
+        ].join('\n'),
+        '/usr/local/bin/start-phpmyadmin': PHPMYADMIN_START,
+    },
+    commands: ['a2dissite -q 000-default', 'a2enconf -q gatehouse-test', ...APACHE_LOGS_TO_OUTPUT, 'apache2ctl -t'],
+    cmd: ['/usr/local/bin/start-phpmyadmin'],
+    expose: [80],
+};
