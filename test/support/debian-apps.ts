@@ -2,6 +2,8 @@
  * Apps from Debian's packages that the shipped recipes are tested on (test/plugins/deploy/routes/recipes/tested/):
  * each image is built once with debootstrap (debian-images.ts), its sign-in set up as the package documents it.
  */
+import Crypto from 'node:crypto';
+
 import { APACHE_CMD, APACHE_LOGS_TO_OUTPUT, APACHE_SERVER_CONF, type DebianImageSpec, DOKUWIKI } from './debian-images.ts';
 
 /** The account Transmission's RPC and web interface ask for (HTTP Basic). */
@@ -190,5 +192,55 @@ export const PHPMYADMIN: DebianImageSpec = {
     },
     commands: ['a2dissite -q 000-default', 'a2enconf -q gatehouse-test', ...APACHE_LOGS_TO_OUTPUT, 'apache2ctl -t'],
     cmd: ['/usr/local/bin/start-phpmyadmin'],
+    expose: [80],
+};
+
+/** Nagios's administrator, whom the CGIs let see and do everything (cgi.cfg's authorized_for_* lines name it). */
+export const NAGIOS_ADMIN = { username: 'nagiosadmin', password: 'nagios-admin-pass' };
+
+/** An htpasswd line in Apache's `{SHA}` form, made here so that nothing needs the htpasswd binary. */
+function htpasswdLine(user: string, password: string): string {
+    return `${user}:{SHA}${Crypto.createHash('sha1').update(password).digest('base64')}\n`;
+}
+
+/**
+ * Debian's Nagios 4 with its web interface behind HTTP Basic (the package's Apache file, with Basic in place of the
+ * private-address rule its comments suggest replacing) and the CGIs' own authorisation on (use_authentication=1),
+ * the daemon running beside Apache.
+ */
+export const NAGIOS4: DebianImageSpec = {
+    name: 'gatehouse-test/nagios4',
+    // Nagios's mail needs a mail transport agent: msmtp's is the lightest (debootstrap does not pick one itself).
+    packages: ['apache2', 'msmtp-mta', 'nagios4'],
+    files: {
+        [APACHE_SERVER_CONF]: 'ServerName localhost\nRedirectMatch 302 ^/$ /nagios4/\n',
+        '/etc/apache2/conf-available/nagios4-cgi.conf': [
+            'ScriptAlias /cgi-bin/nagios4 /usr/lib/cgi-bin/nagios4',
+            'ScriptAlias /nagios4/cgi-bin /usr/lib/cgi-bin/nagios4',
+            'Alias /nagios4/stylesheets /etc/nagios4/stylesheets',
+            'Alias /nagios4 /usr/share/nagios4/htdocs',
+            '<DirectoryMatch (/usr/share/nagios4/htdocs|/usr/lib/cgi-bin/nagios4|/etc/nagios4/stylesheets)>',
+            '    Options FollowSymLinks',
+            '    DirectoryIndex index.php index.html',
+            '    AuthType Basic',
+            '    AuthName "Nagios4"',
+            '    AuthUserFile /etc/nagios4/htpasswd.users',
+            '    Require valid-user',
+            '</DirectoryMatch>',
+            '',
+        ].join('\n'),
+        '/etc/nagios4/htpasswd.users': htpasswdLine(NAGIOS_ADMIN.username, NAGIOS_ADMIN.password),
+        '/usr/local/bin/start-nagios4':
+            '#!/bin/sh\nset -e\nnagios4 -d /etc/nagios4/nagios.cfg\nrm -rf /run/apache2/*\nexec apache2ctl -D FOREGROUND\n',
+    },
+    commands: [
+        "sed -i 's/^use_authentication=0/use_authentication=1/' /etc/nagios4/cgi.cfg",
+        'a2dissite -q 000-default',
+        'a2enmod -q cgid',
+        'a2enconf -q gatehouse-test nagios4-cgi',
+        ...APACHE_LOGS_TO_OUTPUT,
+        'apache2ctl -t',
+    ],
+    cmd: ['/usr/local/bin/start-nagios4'],
     expose: [80],
 };
