@@ -244,3 +244,26 @@ export const NAGIOS4: DebianImageSpec = {
     cmd: ['/usr/local/bin/start-nagios4'],
     expose: [80],
 };
+
+/**
+ * Debian's Netdata with its dashboard on every address of the container (the package binds it to 127.0.0.1: its
+ * comment says it is not meant for hostile networks, which is what forward auth in front is for), in the foreground.
+ */
+export const NETDATA: DebianImageSpec = {
+    name: 'gatehouse-test/netdata',
+    packages: ['netdata-core', 'netdata-web'],
+    files: {
+        '/etc/netdata/netdata.conf': [
+            '[global]',
+            '\trun as user = netdata',
+            '\tweb files owner = root',
+            '\tweb files group = root',
+            '\tbind socket to IP = 0.0.0.0',
+            '[health]',
+            '\tenabled = no',
+            '',
+        ].join('\n'),
+    },
+    cmd: ['netdata', '-D'],
+    expose: [19999],
+};
