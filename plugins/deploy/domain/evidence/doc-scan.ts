@@ -4,7 +4,7 @@
  */
 
 export type DocMethod = 'oidc' | 'saml' | 'header' | 'none' | 'basic' | 'ldap';
-export type DocPlace = 'env' | 'label' | 'description' | 'readme';
+export type DocPlace = 'env' | 'label' | 'description' | 'readme' | 'source readme';
 
 export interface DocFinding {
     method: DocMethod;
@@ -21,10 +21,12 @@ export interface ImageDocs {
     description?: string;
     /** The project README, in Markdown. */
     readme?: string;
+    /** The README of the source repository the image's labels name (org.opencontainers.image.source). */
+    sourceReadme?: string;
 }
 
 export const DOC_METHODS: readonly DocMethod[] = ['oidc', 'saml', 'header', 'none', 'basic', 'ldap'];
-const PLACES: readonly DocPlace[] = ['env', 'label', 'description', 'readme'];
+const PLACES: readonly DocPlace[] = ['env', 'label', 'description', 'readme', 'source readme'];
 export const MAX_FINDINGS_PER_METHOD = 5;
 export const MAX_FINDING_LENGTH = 200;
 /** How much of each text is read (the README, the description, each label). */
@@ -87,6 +89,7 @@ export function scanImageDocs(input: ImageDocs): DocFinding[] {
         label: labelValues(input.labels ?? {}).flatMap(sentences),
         description: sentences(input.description ?? ''),
         readme: readmeLines(input.readme ?? ''),
+        'source readme': readmeLines(input.sourceReadme ?? ''),
     };
     return DOC_METHODS.flatMap((method) => findingsFor(method, passages));
 }

@@ -239,7 +239,8 @@ export class EvidenceService extends Service {
     /** What the image's own configuration (from its registry) and its Docker Hub page say; each part is optional. */
     async #inspect(image: string): Promise<{ found: FoundInDocs[]; inspection: Inspection }> {
         const [config, text] = await Promise.all([this.#configOf(image), this.#repositoryTextOf(image)]);
-        const found = scanImageDocs({ ...(config.docs ?? {}), ...(text ?? {}) });
+        const sourceReadme = await this.#sourceReadmeOf(config.docs?.labels ?? {});
+        const found = scanImageDocs({ ...(config.docs ?? {}), ...(text ?? {}), ...(sourceReadme ? { sourceReadme } : {}) });
         return { found, inspection: config.inspection };
     }
 
@@ -264,6 +265,16 @@ export class EvidenceService extends Service {
 
             this.#failedInspections.set(image, { at: Date.now(), error: reason });
             return { inspection: { ok: false, error: reason } };
+        }
+    }
+
+    /** The README of the source repository the image's labels name, when the forge answers (and may be asked). */
+    async #sourceReadmeOf(labels: Record<string, string>): Promise<string | undefined> {
+        try {
+            return (await hub(this.server).sourceReadme(labels)) ?? undefined;
+        } catch (error) {
+            upstreamReason(error);
+            return undefined;
         }
     }
 

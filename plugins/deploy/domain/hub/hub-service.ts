@@ -54,6 +54,7 @@ import {
     RoundTrips,
 } from './registry-client.ts';
 import { hubReachPolicy } from './reach.ts';
+import { fetchSourceReadme, SOURCE_LABEL } from './source-readme.ts';
 import { parseJsonObject, Upstream, UpstreamFailure } from './upstream.ts';
 
 /** How long search answers, tag lists and tag → digest look-ups are kept. */
@@ -168,6 +169,8 @@ export class HubService {
     readonly #tagDigests: BoundedCache<string>;
     readonly #manifests: BoundedCache<FetchedManifest>;
     readonly #configs: BoundedCache<ImageConfigSummary>;
+    readonly #upstream: Upstream;
+    readonly #sourceReadmes: BoundedCache<{ text: string | null }>;
 
     constructor(options: HubServiceOptions) {
         const now = options.now ?? Date.now;
@@ -179,6 +182,24 @@ export class HubService {
         this.#tagDigests = new BoundedCache({ maxWeight: MAX_TAG_DIGESTS, ttlMs: LIST_TTL_MS, now });
         this.#manifests = new BoundedCache({ maxWeight: MAX_MANIFEST_BYTES_KEPT, now });
         this.#configs = new BoundedCache({ maxWeight: MAX_CONFIG_CHARACTERS_KEPT, now });
+        this.#upstream = options.upstream;
+        this.#sourceReadmes = new BoundedCache({ maxWeight: MAX_LIST_ENTRIES, ttlMs: LIST_TTL_MS, now });
+    }
+
+    /**
+     * The README of the repository an image's labels name as its source (`org.opencontainers.image.source`), kept as
+     * long as Docker Hub's texts; null when no label names one or the forge does not answer it.
+     */
+    async sourceReadme(labels: Record<string, string>): Promise<string | null> {
+        const source = labels[SOURCE_LABEL];
+        if (!source) {
+            return null;
+        }
+
+        const kept = await this.#sourceReadmes.load(source, async () => ({
+            text: (await fetchSourceReadme(this.#upstream, source)) ?? null,
+        }));
+        return kept.text;
     }
 
     async search(request: { q: string; page: number; sort?: SearchSort; official: boolean }): Promise<SearchAnswer> {
