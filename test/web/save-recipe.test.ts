@@ -150,6 +150,11 @@ describe('web UI: a recipe saved from a working app, listed and exported', { tim
         const shipped = page.locator(`tr[data-recipe="${file?.id}"]`);
         expect(await shipped.locator('.recipe-level').textContent()).to.equal(file?.level ?? null);
         await shipped.getByText('shipped').waitFor();
+        // A shipped recipe that a test signs in through names the test and the package it ran on.
+        const transmission = page.locator('tr[data-recipe="transmission"]');
+        expect(await transmission.locator('.recipe-level').textContent()).to.equal('tested');
+        await transmission.getByText('test/plugins/deploy/routes/recipes/tested/transmission.test.ts').waitFor();
+        await transmission.getByText(/on Debian 12 package transmission-daemon/).waitFor();
 
         const [download] = await Promise.all([page.waitForEvent('download'), row.getByRole('link', { name: /^Export / }).click()]);
         expect(download.suggestedFilename()).to.equal(`${recipeId}.yaml`);

@@ -19,6 +19,8 @@ function recipeSummary(recipe: Recipe) {
         method: recipe.method,
         level: recipe.level,
         outcome: recipe.outcome ?? null,
+        // What backs a shipped recipe's `tested`: the package it was tested on and the test file.
+        tested: recipe.level === 'tested' && recipe.tested ? recipe.tested : null,
         origin:
             recipe.origin.kind === 'saved' ? { kind: 'saved', app: recipe.origin.app, savedAt: recipe.origin.savedAt } : { kind: 'file' },
         template: recipe.compose !== undefined,

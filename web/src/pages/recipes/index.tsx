@@ -18,6 +18,7 @@ export interface RecipeSummary {
     method: string;
     level: string;
     outcome: string | null;
+    tested: { packaging: string; test: string } | null;
     origin: { kind: 'saved'; app: string; savedAt: string } | { kind: 'file' };
     template: boolean;
 }
@@ -32,7 +33,7 @@ const OUTCOME_WORDS: Record<string, string> = {
     'no-free-sso': 'No single sign-on in the free edition',
 };
 
-/** What backs a tested recipe: the app whose sign-in check passed when it was saved, or a test of the suite. */
+/** What backs a tested recipe: the app whose sign-in check passed when it was saved, or the test of the suite that signs in. */
 function BackedBy(props: { recipe: RecipeSummary }) {
     const { recipe } = props;
     if (recipe.origin.kind === 'saved') {
@@ -45,7 +46,15 @@ function BackedBy(props: { recipe: RecipeSummary }) {
         );
     }
 
-    return recipe.level === 'tested' ? <>A test of the suite that signs in for real</> : <span class="muted">Not tested here</span>;
+    if (recipe.tested) {
+        return (
+            <>
+                <code>{recipe.tested.test}</code>, on {recipe.tested.packaging}
+            </>
+        );
+    }
+
+    return recipe.level === 'tested' ? <>Said to be tested by its own file</> : <span class="muted">Not tested here</span>;
 }
 
 function RecipesTable(props: { recipes: RecipeSummary[] }) {
