@@ -76,7 +76,14 @@ export interface Config {
     /** Entries per in-memory read cache (token look-ups, user search, organisation, notification and run pages); 0: off. */
     readCacheEntries: number;
     /** Apps' backups: the restic repository (a folder or any restic backend) and its password (unset: a generated one, sealed). */
-    backups: { repository: string; password: string | undefined; sftpCommand: string | undefined; keep: string | undefined };
+    backups: {
+        repository: string;
+        password: string | undefined;
+        sftpCommand: string | undefined;
+        keep: string | undefined;
+        /** When every deployed app is backed up (BACKUP_SCHEDULE, cron; six fields count seconds); unset: only by hand. */
+        schedule: string | undefined;
+    };
     /** Where notification e-mail goes out (SMTP_*); without SMTP_HOST no e-mail is sent. */
     smtp: SmtpConfig;
 }
@@ -265,6 +272,9 @@ const environmentSchema = Joi.object({
     BACKUP_PASSWORD: Joi.string().min(8).max(1024),
     BACKUP_SFTP_COMMAND: Joi.string().max(4096),
     BACKUP_KEEP: Joi.string().pattern(BACKUP_KEEP_PATTERN, 'a list such as "7 daily, 4 weekly, 6 monthly"'),
+    BACKUP_SCHEDULE: Joi.string()
+        .trim()
+        .pattern(/^[\d*,/-]+(?:\s+[\d*,/-]+){4,5}$/, 'a cron expression such as "30 2 * * *" (five fields, or six with seconds first)'),
     SMTP_HOST: Joi.string().hostname(),
     SMTP_PORT: Joi.number().integer().min(1).max(65535).default(587),
     SMTP_SECURE: Joi.boolean().truthy('1').falsy('0').default(false),
@@ -386,6 +396,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             password: value.BACKUP_PASSWORD as string | undefined,
             sftpCommand: value.BACKUP_SFTP_COMMAND as string | undefined,
             keep: value.BACKUP_KEEP as string | undefined,
+            schedule: value.BACKUP_SCHEDULE as string | undefined,
         },
         smtp: {
             host: value.SMTP_HOST as string | undefined,

@@ -29,7 +29,7 @@ export interface Backup {
     /** Bytes read for it (before restic's deduplication and compression). */
     size: number;
     holds: BackupHolds;
-    /** Why it was made: `manual`, or `before restore` for the one a restore takes of what it replaces. */
+    /** Why it was made: `manual`, `scheduled` (BACKUP_SCHEDULE), or `before restore` for the one a restore takes of what it replaces. */
     reason: string;
     runId: number | null;
 }
@@ -99,11 +99,34 @@ export class BackupService extends Service {
         return rows.map(toBackup);
     }
 
-    /** Starts a backup run of the app; answers its id. */
-    async start(name: string, actor: DeployUser): Promise<number> {
+    /** Starts a backup run of the app; answers its id. `actor` null: the schedule's (BACKUP_SCHEDULE). */
+    async start(name: string, actor: DeployUser | null): Promise<number> {
         const app = await apps(this.server).require(name);
         this.#refuseUndeployed(app.name, app.state);
-        return await this.#run(app, 'backup', actor, { reason: 'manual' }, async () => undefined);
+        return await this.#run(app, 'backup', actor, { reason: actor ? 'manual' : 'scheduled' }, async () => undefined);
+    }
+
+    /**
+     * The schedule's backups (BACKUP_SCHEDULE): every deployed app, one after the other (restic locks its repository
+     * for each), an app with a run in progress left for the next time. Answers what was started and what was not.
+     */
+    async backUpAll(): Promise<{
+        backedUp: Array<{ app: string; runId: number; state: string }>;
+        skipped: Array<{ app: string; reason: string }>;
+    }> {
+        const rows = (await this.knex('dp_apps').whereNot({ state: 'draft' }).orderBy('name').select('name')) as Array<{ name: string }>;
+        const backedUp: Array<{ app: string; runId: number; state: string }> = [];
+        const skipped: Array<{ app: string; reason: string }> = [];
+        for (const { name } of rows) {
+            try {
+                const runId = await this.start(name, null);
+                backedUp.push({ app: name, runId, state: (await runs(this.server).untilEnded(runId)).state });
+            } catch (error) {
+                skipped.push({ app: name, reason: (error as Error).message });
+            }
+        }
+
+        return { backedUp, skipped };
     }
 
     /** Starts a run that puts the backup back in place of the app's folder, site and volumes; answers its id. */
@@ -160,7 +183,7 @@ export class BackupService extends Service {
     async #run(
         app: AppRecord,
         kind: 'backup' | 'restore',
-        actor: DeployUser,
+        actor: DeployUser | null,
         extra: Pick<BackupRunData, 'reason' | 'snapshot'>,
         onEnd: (state: string) => Promise<void>,
     ): Promise<number> {

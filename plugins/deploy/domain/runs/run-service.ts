@@ -36,7 +36,8 @@ export type RunMessage =
 export interface StartRun {
     app: string;
     kind: string;
-    actor: DeployUser;
+    /** Who started it; null for a run the schedule starts (BACKUP_SCHEDULE). */
+    actor: DeployUser | null;
     /** The job file the run executes in a Bree worker. */
     script: string;
     data?: Record<string, unknown>;
@@ -112,7 +113,7 @@ export class RunService extends Service {
     async start(request: StartRun): Promise<number> {
         const runId = await this.#insertRunning(request);
         await audit(this.server).record({
-            actor: request.actor,
+            actor: request.actor ?? undefined,
             action: `runs.${request.kind}`,
             target: request.app,
             details: { run: runId },
@@ -138,7 +139,7 @@ export class RunService extends Service {
                 app_name: request.app,
                 kind: request.kind,
                 state: 'running',
-                started_by: request.actor.id,
+                started_by: request.actor?.id ?? null,
                 started_at: now(),
                 owner: this.#owner,
                 lease_until: now() + this.#leaseMs,
@@ -173,7 +174,7 @@ export class RunService extends Service {
 
         await this.#finish(runId, ending.state, ending.error ?? null);
         await audit(this.server).record({
-            actor: request.actor,
+            actor: request.actor ?? undefined,
             action: `runs.${request.kind}.end`,
             target: request.app,
             outcome: ending.state === 'succeeded' ? 'success' : 'failure',
@@ -259,6 +260,25 @@ export class RunService extends Service {
                 this.server.log(['error', 'deploy', 'runs'], `a listener of run ${runId}'s end failed: ${(failure as Error).message}`),
             );
         }
+    }
+
+    /** The run once it has ended, whichever process runs it. */
+    async untilEnded(runId: number): Promise<Run> {
+        return await new Promise<Run>((resolve, reject) => {
+            const unsubscribe = this.subscribe(runId, (message) => {
+                if (message.type === 'end') {
+                    unsubscribe();
+                    resolve(message.run);
+                }
+            });
+            // Ended before the subscription: its end was published already.
+            this.get(runId).then((run) => {
+                if (run.state !== 'running') {
+                    unsubscribe();
+                    resolve(run);
+                }
+            }, reject);
+        });
     }
 
     /** Hears of every run this process ends, once, after it is marked ended (a higher concept registers in its setup). */

@@ -1,0 +1,78 @@
+// needs: docker
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+
+import { ConfigError, loadConfig } from '../../../../../lib/config.ts';
+import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
+import { backupsOf, backupTestServer, deployWithVolume, removeVolumes } from '../../../../support/backup-app.ts';
+import { buildWebImage, removeProjects } from '../../../../support/images.ts';
+import { type RunningServices, startServices } from '../../../../support/services.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const SUFFIX = Math.random().toString(36).slice(2, 8);
+const APP = `nightly-${SUFFIX}`;
+
+interface AuditEntry {
+    action: string;
+    target: string;
+    actor: { id: number; email: string } | null;
+    details?: Record<string, unknown>;
+}
+
+describe('deploy manager: backups on a schedule (BACKUP_SCHEDULE)', { timeout: 600_000 }, () => {
+    let services: RunningServices;
+    let server: DeployTestServer;
+    let image: string;
+
+    before({ timeout: 600_000 }, async () => {
+        services = await startServices();
+        image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/nightly-web:${SUFFIX}`, '<h1>nightly</h1>\n', true);
+        // Every three seconds (six fields: seconds first), so that the test sees ticks without waiting for a minute.
+        server = await backupTestServer(services, { BACKUP_PASSWORD: `schedule-password-${SUFFIX}`, BACKUP_SCHEDULE: '*/3 * * * * *' });
+    });
+
+    after(async () => {
+        await removeProjects([APP], [image]);
+        removeVolumes([APP]);
+        await server?.context.cleanup();
+        services?.stop();
+    });
+
+    it('refuses a schedule that is not a cron expression, naming it', () => {
+        for (const schedule of ['daily', '* * * *', '30 2 * * * * *', '30 2 * * MON;rm']) {
+            expect(() => loadConfig({ BACKUP_SCHEDULE: schedule }), schedule).to.throw(ConfigError, /BACKUP_SCHEDULE/);
+        }
+
+        expect(loadConfig({ BACKUP_SCHEDULE: '30 2 * * *' }).backups.schedule).to.equal('30 2 * * *');
+        expect(loadConfig({}).backups.schedule).to.be.undefined();
+    });
+
+    it('backs every deployed app up at the scheduled times, as runs no user started', async () => {
+        await deployWithVolume(server, APP, image);
+        const scheduled = await waitUntil(
+            'a scheduled backup of the app',
+            async () => (await backupsOf(server.admin, APP)).find((backup) => backup.reason === 'scheduled'),
+            { timeoutMs: 240_000, intervalMs: 500 },
+        );
+        expect(scheduled.runId).to.be.a.number();
+
+        const run = (await server.admin.get(`/api/apps/${APP}/runs`)).body as { runs: Array<{ id: number; kind: string; state: string }> };
+        expect(run.runs.find((candidate) => candidate.id === scheduled.runId)).to.include({ kind: 'backup', state: 'succeeded' });
+        const audit = (await server.admin.get(`/api/admin/audit?action=runs.backup&target=${APP}`)).body as { entries: AuditEntry[] };
+        const started = audit.entries.find((entry) => entry.details?.run === scheduled.runId);
+        expect(started?.actor).to.equal(null);
+
+        // Ticks go on: a second scheduled backup follows, and none ran beside another.
+        await waitUntil(
+            'a second scheduled backup',
+            async () => (await backupsOf(server.admin, APP)).filter((backup) => backup.reason === 'scheduled').length >= 2,
+            { timeoutMs: 240_000, intervalMs: 500 },
+        );
+        const all = (await server.admin.get(`/api/apps/${APP}/runs`)).body as { runs: Array<{ kind: string; state: string }> };
+        expect(all.runs.filter((candidate) => candidate.kind === 'backup').every((candidate) => candidate.state !== 'failed')).to.be.true();
+    });
+});
