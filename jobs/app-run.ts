@@ -4,12 +4,15 @@ import { deleteApp } from '../plugins/deploy/domain/engine/delete-app.ts';
 import type { AppRunData } from '../plugins/deploy/domain/engine/run-context.ts';
 import { executeAppRun } from '../plugins/deploy/domain/engine/run-worker.ts';
 import { loadIdpKinds, useIdpKindFolders } from '../plugins/idp/idp-kinds.ts';
+import { useMethodFolders } from '../plugins/sso/methods.ts';
 import { done, jobData } from '../lib/worker.ts';
 
 const data = jobData<AppRunData>();
 // The identity-provider kinds as the server has them (IDP_KINDS_DIRS too): the run's checks know each one's forward auth.
 useIdpKindFolders(data.config.idpKindDirs);
 await loadIdpKinds();
+// The sign-in methods as the server has them (SIGN_IN_METHODS_DIRS too): the run writes the chosen one's site.
+useMethodFolders(data.config.apps.signInMethodDirs);
 
 const work = { deploy: deployApp, compose: deployApp, sso: deployApp, nginx: applySite, action: actOnApp, delete: deleteApp }[data.kind];
 

@@ -44,6 +44,8 @@ export interface Config {
         recipeDirs: string[];
         /** Folders of auto-login adapter files besides `plugins/sso/autologin/adapters/` (AUTOLOGIN_ADAPTERS_DIRS). */
         autologinAdapterDirs: string[];
+        /** Folders of sign-in method files besides `plugins/sso/methods/` (SIGN_IN_METHODS_DIRS). */
+        signInMethodDirs: string[];
         /** App-template lists (Portainer's formats) the catalog imports: URLs or files (CATALOG_URLS). */
         catalogUrls: string[];
     };
@@ -207,6 +209,7 @@ const environmentSchema = Joi.object({
     APPS_FIRST_HOST_PORT: Joi.number().integer().min(1024).max(65000).default(20000),
     RECIPES_DIRS: Joi.string().allow('').default(''),
     AUTOLOGIN_ADAPTERS_DIRS: Joi.string().allow('').default(''),
+    SIGN_IN_METHODS_DIRS: Joi.string().allow('').default(''),
     CATALOG_URLS: Joi.string().allow('').default(''),
     NGINX_BIN: Joi.string(),
     NGINX_CONF: Joi.string(),
@@ -335,6 +338,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             firstHostPort: value.APPS_FIRST_HOST_PORT as number,
             recipeDirs: listOf(value.RECIPES_DIRS as string).map((folder) => Path.resolve(folder)),
             autologinAdapterDirs: listOf(value.AUTOLOGIN_ADAPTERS_DIRS as string).map((folder) => Path.resolve(folder)),
+            signInMethodDirs: listOf(value.SIGN_IN_METHODS_DIRS as string).map((folder) => Path.resolve(folder)),
             catalogUrls: listOf(value.CATALOG_URLS as string),
         },
         host: {

@@ -10,6 +10,7 @@ import { registerDeployApi } from '../../lib/spec/deploy-loader.ts';
 import { loadIdpKinds, useIdpKindFolders } from '../idp/idp-kinds.ts';
 import { idpPlugin } from '../idp/index.ts';
 import { loadAddedAdapters } from '../sso/autologin/adapters.ts';
+import { useAddedMethods } from '../sso/methods.ts';
 import { webPlugin } from '../web.ts';
 import { refreshDeploySpecDefinitions } from './domain/apps/spec-definitions.ts';
 import { recipes } from './domain/recipes/recipe-service.ts';
@@ -36,8 +37,10 @@ export const deployPlugin: Plugin<DeployPluginOptions> = {
         // The identity-provider kinds there are (a file that is not one stops the start), for the connection and the sites.
         useIdpKindFolders(server.app.config.idpKindDirs);
         await loadIdpKinds();
-        // The auto-login adapters of AUTOLOGIN_ADAPTERS_DIRS (a file there that is not one stops the start).
+        // The auto-login adapters of AUTOLOGIN_ADAPTERS_DIRS and the sign-in methods of SIGN_IN_METHODS_DIRS (a file
+        // there that is not one stops the start).
         await loadAddedAdapters(server.app.config.apps.autologinAdapterDirs);
+        await useAddedMethods(server.app.config.apps.signInMethodDirs);
         // What the drop-in parts decide for this start (the sign-in methods and adapters there are), for the specs and the recipes.
         const definitions = refreshDeploySpecDefinitions(server.app.config.apps.autologinAdapterDirs);
         // A recipe file that is not valid stops the start here, naming the file and the field.

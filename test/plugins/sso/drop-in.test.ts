@@ -1,5 +1,3 @@
-// needs: alone
-// alone: it drops a method file into plugins/sso/methods/ for its duration, which every other file would see as a method.
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -8,7 +6,6 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { methodNames } from '../../../plugins/sso/methods.ts';
-import { ROOT_DIR } from '../../../server.ts';
 import { deployTestServer } from '../../helpers/deploy-session.ts';
 import { temporaryDirectory } from '../../helpers/server.ts';
 
@@ -16,20 +13,19 @@ export const lab = Lab.script();
 const { describe, it } = lab;
 const { expect } = Code;
 
-const METHODS_DIR = Path.join(ROOT_DIR, 'plugins', 'sso', 'methods');
-
 interface Shown {
     app: { draft: { account?: string }; identity: { options: Array<{ method: string; title: string; section: string }> } };
 }
 
-describe('a sign-in method dropped into plugins/sso/methods/ is one, with no other edit', () => {
+describe('a sign-in method dropped into a folder of SIGN_IN_METHODS_DIRS is one, with no other edit', () => {
     it('is offered, saved as the account, and named by a recipe; gone with its file', async () => {
         const name = `dropped${Crypto.randomBytes(3).toString('hex')}`;
-        const file = Path.join(METHODS_DIR, `${name}.ts`);
+        const methodsDir = temporaryDirectory('gatehouse-drop-in-methods-');
         Fs.writeFileSync(
-            file,
+            Path.join(methodsDir, `${name}.ts`),
             [
-                "import type { SignInMethod } from '../method-types.ts';",
+                // Types only, erased when the file is loaded: a method needs nothing of the project at run time.
+                "import type { SignInMethod } from 'gatehouse/plugins/sso/method-types.ts';",
                 '',
                 `const method: SignInMethod = { title: 'Dropped in', singleSignOn: true, needs: [], values: () => ({ note: 'dropped in' }) };`,
                 '',
@@ -50,9 +46,9 @@ describe('a sign-in method dropped into plugins/sso/methods/ is one, with no oth
             ].join('\n'),
         );
         try {
-            expect(methodNames()).to.include(name);
-            const server = await deployTestServer({ RECIPES_DIRS: recipes });
+            const server = await deployTestServer({ RECIPES_DIRS: recipes, SIGN_IN_METHODS_DIRS: methodsDir });
             try {
+                expect(methodNames()).to.include(name);
                 const editor = await server.signInAs('editor');
                 expect((await editor.post('/api/apps', { name: 'plain', image: 'nginx' })).status).to.equal(201);
                 const offered = (await editor.get('/api/apps/plain')).body as Shown;
@@ -73,13 +69,13 @@ describe('a sign-in method dropped into plugins/sso/methods/ is one, with no oth
                 await server.context.cleanup();
             }
         } finally {
-            Fs.rmSync(file, { force: true });
+            Fs.rmSync(methodsDir, { recursive: true, force: true });
             Fs.rmSync(recipes, { recursive: true, force: true });
         }
 
-        expect(methodNames()).to.not.include(name);
         const without = await deployTestServer();
         try {
+            expect(methodNames()).to.not.include(name);
             const editor = await without.signInAs('editor');
             expect((await editor.post('/api/apps', { name: 'plain', image: 'nginx' })).status).to.equal(201);
             const refused = await editor.put('/api/apps/plain/draft', { account: name });
