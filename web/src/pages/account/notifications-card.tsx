@@ -8,6 +8,7 @@ import { Card } from '../../components/Card.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
+import { useSubmit } from '../../components/use-submit.ts';
 import { type FormError, errorFor, formError } from './form-error.ts';
 
 const KINDS = [
@@ -76,26 +77,19 @@ function NotificationsForm(props: { settings: NotificationSettings; onSaved: () 
     const [url, setUrl] = useState(webhook.url ?? '');
     const [secret, setSecret] = useState('');
     const [webhookKinds, setWebhookKinds] = useState<Kind[]>(webhook.kinds);
-    const [busy, setBusy] = useState(false);
-    const [error, setError] = useState<FormError | undefined>(undefined);
+    const { busy, error, submit } = useSubmit<FormError>(notificationsError);
     const [saved, setSaved] = useState(false);
 
     const save = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
         event.preventDefault();
-        setBusy(true);
-        setError(undefined);
         setSaved(false);
         const webhookChange = { url: url.trim(), kinds: webhookKinds, ...(secret ? { secret } : {}) };
-        try {
+        await submit(async () => {
             await api.put('/api/account/notifications', { email: { enabled: emailEnabled, kinds: emailKinds }, webhook: webhookChange });
             setSecret('');
             setSaved(true);
             props.onSaved();
-        } catch (failure) {
-            setError(notificationsError(failure));
-        } finally {
-            setBusy(false);
-        }
+        });
     };
 
     return (

@@ -6,6 +6,7 @@ import { Button } from '../../components/Button.tsx';
 import { Card } from '../../components/Card.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
+import { useSubmit } from '../../components/use-submit.ts';
 import { type FormError, errorFor, formError } from './form-error.ts';
 
 // The account service names the new password `password` in its own checks (its length).
@@ -16,8 +17,11 @@ export function PasswordCard() {
     const [currentPassword, setCurrentPassword] = useState('');
     const [newPassword, setNewPassword] = useState('');
     const [repeated, setRepeated] = useState('');
-    const [busy, setBusy] = useState(false);
-    const [error, setError] = useState<FormError | undefined>(undefined);
+    const { busy, error, setError, submit } = useSubmit<FormError>((failure) => {
+        const found = formError(failure, FIELDS);
+        // "the current password is wrong" names no field in the API's words, but concerns only this one.
+        return found.field === undefined && /current password/i.test(found.message) ? { ...found, field: 'currentPassword' } : found;
+    });
     const [changed, setChanged] = useState(false);
 
     const change = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
@@ -28,21 +32,13 @@ export function PasswordCard() {
             return;
         }
 
-        setBusy(true);
-        setError(undefined);
-        try {
+        await submit(async () => {
             await api.post('/api/account/password', { currentPassword, newPassword });
             setCurrentPassword('');
             setNewPassword('');
             setRepeated('');
             setChanged(true);
-        } catch (failure) {
-            const found = formError(failure, FIELDS);
-            // "the current password is wrong" names no field in the API's words, but concerns only this one.
-            setError(found.field === undefined && /current password/i.test(found.message) ? { ...found, field: 'currentPassword' } : found);
-        } finally {
-            setBusy(false);
-        }
+        });
     };
 
     return (

@@ -6,29 +6,23 @@ import { Button } from '../../components/Button.tsx';
 import { Card } from '../../components/Card.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
+import { useSubmit } from '../../components/use-submit.ts';
 import { type FormError, errorFor, formError } from './form-error.ts';
 
 /** The display name; the e-mail address is the sign-in name, which only shows here. */
 export function ProfileCard(props: { user: SessionUser }) {
     const [name, setName] = useState(props.user.name);
-    const [busy, setBusy] = useState(false);
-    const [error, setError] = useState<FormError | undefined>(undefined);
+    const { busy, error, submit } = useSubmit<FormError>((failure) => formError(failure, ['name']));
     const [saved, setSaved] = useState(false);
 
     const save = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
         event.preventDefault();
-        setBusy(true);
-        setError(undefined);
         setSaved(false);
-        try {
+        await submit(async () => {
             await api.put('/api/account/profile', { name });
             setSaved(true);
             await reloadSession();
-        } catch (failure) {
-            setError(formError(failure, ['name']));
-        } finally {
-            setBusy(false);
-        }
+        });
     };
 
     return (

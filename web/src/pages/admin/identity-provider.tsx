@@ -8,6 +8,7 @@ import { Card } from '../../components/Card.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
+import { useSubmit } from '../../components/use-submit.ts';
 import { dateTime } from '../../format/time.ts';
 import { type FormError, errorFor, formError } from '../account/form-error.ts';
 import { SelectField, type SelectOption } from './select-field.tsx';
@@ -175,21 +176,14 @@ function BootstrapCard(props: { url: string; kind: string; kinds: Kinds; onConne
     const [kind, setKind] = useState(props.kind);
     const [url, setUrl] = useState(props.url);
     const [bootstrapToken, setBootstrapToken] = useState('');
-    const [busy, setBusy] = useState(false);
-    const [error, setError] = useState<FormError | undefined>(undefined);
+    const { busy, error, submit } = useSubmit<FormError>((failure) => formError(failure, ['kind', 'url', 'bootstrapToken']));
     const bootstrap = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
         event.preventDefault();
-        setBusy(true);
-        setError(undefined);
-        try {
+        await submit(async () => {
             await api.post('/api/admin/idp/bootstrap', { kind, url, bootstrapToken });
             setBootstrapToken('');
             props.onConnected();
-        } catch (failure) {
-            setError(formError(failure, ['kind', 'url', 'bootstrapToken']));
-        } finally {
-            setBusy(false);
-        }
+        });
     };
     return (
         <Card title="Connect with a bootstrap token">

@@ -9,6 +9,7 @@ import { CopyButton } from '../../components/CopyButton.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
+import { useSubmit } from '../../components/use-submit.ts';
 import { type FormError, errorFor, formError } from '../account/form-error.ts';
 import type { OidcSettings, OidcTestReport } from './types.ts';
 
@@ -34,27 +35,20 @@ function OidcForm(props: { settings: OidcSettings; onSaved: () => void }) {
     const [clientId, setClientId] = useState(props.settings.clientId);
     const [clientSecret, setClientSecret] = useState('');
     const [removeSecret, setRemoveSecret] = useState(false);
-    const [busy, setBusy] = useState(false);
-    const [error, setError] = useState<FormError | undefined>(undefined);
+    const { busy, error, submit } = useSubmit<FormError>((failure) => formError(failure, FIELDS));
     const [saved, setSaved] = useState(false);
 
     const save = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
         event.preventDefault();
-        setBusy(true);
-        setError(undefined);
         setSaved(false);
         // Left out, the stored secret stays; an empty one removes it.
         const secretChange = removeSecret ? { clientSecret: '' } : clientSecret ? { clientSecret } : {};
-        try {
+        await submit(async () => {
             await api.put('/api/admin/oidc', { enabled, issuer, clientId, ...secretChange });
             setClientSecret('');
             setSaved(true);
             props.onSaved();
-        } catch (failure) {
-            setError(formError(failure, FIELDS));
-        } finally {
-            setBusy(false);
-        }
+        });
     };
 
     return (

@@ -8,6 +8,7 @@ import { Card } from '../../components/Card.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
+import { useSubmit } from '../../components/use-submit.ts';
 import { dateTime } from '../../format/time.ts';
 import { type FormError, errorFor, formError } from '../account/form-error.ts';
 import { SelectField } from './select-field.tsx';
@@ -228,16 +229,17 @@ function NewUserCard(props: { onCreated: () => void }) {
     const [name, setName] = useState('');
     const [password, setPassword] = useState('');
     const [role, setRole] = useState<Role>('viewer');
-    const [busy, setBusy] = useState(false);
-    const [error, setError] = useState<FormError | undefined>(undefined);
+    const { busy, error, submit } = useSubmit<FormError>((failure) => {
+        const found = formError(failure, NEW_USER_FIELDS);
+        // "a user with this e-mail already exists" names no field in the API's words, but concerns this one.
+        return found.field === undefined && /e-mail/.test(found.message) ? { ...found, field: 'email' } : found;
+    });
     const [created, setCreated] = useState<string | undefined>(undefined);
 
     const create = async (event: TargetedSubmitEvent<HTMLFormElement>) => {
         event.preventDefault();
-        setBusy(true);
-        setError(undefined);
         setCreated(undefined);
-        try {
+        await submit(async () => {
             const answer = await api.post<{ user: AdminUser }>('/api/admin/users', { email, name, password, role });
             setCreated(`${answer.user.email} was added as ${ROLE_NAMES[answer.user.role].toLowerCase()}.`);
             setEmail('');
@@ -245,13 +247,7 @@ function NewUserCard(props: { onCreated: () => void }) {
             setPassword('');
             setRole('viewer');
             props.onCreated();
-        } catch (failure) {
-            const found = formError(failure, NEW_USER_FIELDS);
-            // "a user with this e-mail already exists" names no field in the API's words, but concerns this one.
-            setError(found.field === undefined && /e-mail/.test(found.message) ? { ...found, field: 'email' } : found);
-        } finally {
-            setBusy(false);
-        }
+        });
     };
 
     return (
