@@ -3,14 +3,17 @@ import Crypto from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 
 import { onRenewalFailed } from '../acme/renewal.ts';
+import { apps } from '../apps/app-service.ts';
 import { runs } from '../runs/run-service.ts';
+import { resourceStats } from '../stats/resource-stats.ts';
 import { CERTIFICATE_CHECK_JOB, type ExpiringCertificate } from './certificate-expiry.ts';
 import { notifications } from './notification-service.ts';
 
 const FAILED_STATES = new Set(['failed', 'rolled back', 'interrupted']);
 
 /**
- * Notifications hear of the runs' ends (a failed, rolled-back or interrupted run; a backup's is backup-failed), and look at the certificates once a
+ * Notifications hear of the runs' ends (a failed, rolled-back or interrupted run; a backup's is backup-failed), of
+ * containers turning unhealthy (the resources sampler's reading), and look at the certificates once a
  * day (jobs/check-certificates.ts, at a minute chosen per server); their sending stops with the server.
  */
 export default async function setUpNotifications(server: Server): Promise<void> {
@@ -37,6 +40,23 @@ export default async function setUpNotifications(server: Server): Promise<void> 
             .certificatesExpiring(expiring)
             .catch((error: unknown) =>
                 server.log(['error', 'deploy', 'notifications'], `certificate warnings failed: ${(error as Error).message}`),
+            );
+    });
+    // The resources sampler sees each container's health every interval; a turn to unhealthy of this server's app is told.
+    resourceStats(server).onUnhealthy(({ app, service, container }) => {
+        apps(server)
+            .existing([app])
+            .then(async (existing) => {
+                if (!existing.has(app)) return;
+                await notifications(server).notify({
+                    kind: 'container-unhealthy',
+                    app,
+                    summary: `the ${service} container of ${app} is unhealthy`,
+                    details: { container, service },
+                });
+            })
+            .catch((error: unknown) =>
+                server.log(['error', 'deploy', 'notifications'], `telling of an unhealthy container failed: ${(error as Error).message}`),
             );
     });
     onRenewalFailed(server, async (domain, error) => {

@@ -66,6 +66,18 @@ interface ContainerRing {
     seenInRound: number;
 }
 
+/** A container of an app that Docker's health check found unhealthy (it was not, or not seen, the round before). */
+export interface UnhealthyContainer {
+    app: string;
+    service: string;
+    container: string;
+}
+
+/** The health Docker shows in a listed container's status (`Up 2 minutes (unhealthy)`); none without a health check. */
+function healthOf(summary: Docker.ContainerInfo): string | undefined {
+    return /\((healthy|unhealthy|health: starting)\)/.exec(summary.Status ?? '')?.[1];
+}
+
 interface EngineError {
     statusCode?: number;
     message?: string;
@@ -77,6 +89,9 @@ export class ResourceStats {
     /** By container name, which Compose keeps across a redeploy, so that the graph goes on. */
     readonly #rings = new Map<string, ContainerRing>();
     readonly #watchers = new Map<string, Set<(event: SampleEvent) => void>>();
+    /** Each listed container's health in the last round, by id. */
+    readonly #health = new Map<string, string | undefined>();
+    readonly #unhealthyListeners: Array<(container: UnhealthyContainer) => void> = [];
     #timer: NodeJS.Timeout | undefined;
     #running = false;
     #round = 0;
@@ -178,8 +193,14 @@ export class ResourceStats {
         }
     }
 
+    /** Hears of each container that turns unhealthy, once per turn (read every interval, as the resources are). */
+    onUnhealthy(listener: (container: UnhealthyContainer) => void): void {
+        this.#unhealthyListeners.push(listener);
+    }
+
     async #readAll(): Promise<void> {
         const listed = await this.#docker.listContainers({ filters: { label: [`${LABEL.managed}=true`, LABEL.project] } });
+        this.#noteHealth(listed);
         this.#round += 1;
         const round = this.#round;
         await Promise.all(listed.map((summary) => this.#readOne(summary, round)));
@@ -228,6 +249,28 @@ export class ResourceStats {
     }
 
     /** A container gone for longer than the kept span has nothing left to draw. */
+    #noteHealth(listed: Docker.ContainerInfo[]): void {
+        const seen = new Set<string>();
+        for (const summary of listed) {
+            seen.add(summary.Id);
+            const health = healthOf(summary);
+            const before = this.#health.get(summary.Id);
+            this.#health.set(summary.Id, health);
+            if (health === 'unhealthy' && before !== 'unhealthy') {
+                const turned = {
+                    app: summary.Labels[LABEL.project] ?? '',
+                    service: summary.Labels[LABEL.service] ?? '',
+                    container: (summary.Names[0] ?? summary.Id).replace(/^\//, ''),
+                };
+                for (const listener of this.#unhealthyListeners) listener(turned);
+            }
+        }
+
+        for (const id of this.#health.keys()) {
+            if (!seen.has(id)) this.#health.delete(id);
+        }
+    }
+
     #forgetOld(): void {
         const span = this.#settings.intervalSeconds * this.#settings.samples * 1000;
         const now = Date.now();
