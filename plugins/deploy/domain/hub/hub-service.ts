@@ -247,6 +247,24 @@ export class HubService {
         return { ...described, source: 'registry', total: listed.length, complete, tags: listed };
     }
 
+    /**
+     * The digest the tag names at its registry now, asked rather than remembered (the update check's question);
+     * the look-ups remember the answer.
+     */
+    async currentDigest(ref: string): Promise<string> {
+        const reference = forField('ref', () => parseImageReference(ref));
+        if (reference.digest !== null) {
+            return reference.digest;
+        }
+
+        const tag = reference.tag ?? 'latest';
+        const trips = new RoundTrips();
+        const digest =
+            (await this.#registry.manifestDigest(reference, tag, trips)) ?? (await this.#registry.manifest(reference, tag, trips)).digest;
+        this.#tagDigests.set(keyOf(reference, `:${tag}`), digest);
+        return digest;
+    }
+
     async inspect(ref: string, platform?: string): Promise<InspectAnswer> {
         const reference = forField('ref', () => parseImageReference(ref));
         const wanted = platform === undefined ? DEFAULT_PLATFORM : forField('platform', () => parsePlatform(platform));

@@ -1,0 +1,79 @@
+/**
+ * Which deployed apps run an image whose tag now names another image at its registry: each running container's
+ * image (as Compose started it, `repository:tag`) is asked of its registry through the hub's look-ups (the same
+ * allow-list), and compared with the digests the local image was pulled by.
+ */
+import type { Server } from '@hapi/hapi';
+
+import { apps as appService } from '../apps/app-service.ts';
+import { hub } from '../hub/hub-service.ts';
+import { LABEL } from '../host/compose-labels.ts';
+import { dockerClient } from '../host/docker-client.ts';
+import { notifications } from './notification-service.ts';
+
+export const UPDATE_CHECK_JOB = 'check-updates';
+
+export interface AvailableUpdate {
+    app: string;
+    service: string;
+    /** As the compose file names it. */
+    image: string;
+    /** The digest the registry has for the tag now. */
+    latest: string;
+}
+
+/** The updates there are for this server's apps; an image the registry cannot be asked of is left out. */
+export async function availableUpdates(server: Server): Promise<AvailableUpdate[]> {
+    const docker = dockerClient();
+    const listed = await docker.listContainers({ filters: { label: [`${LABEL.managed}=true`, LABEL.project] } });
+    const apps = await appService(server).existing([...new Set(listed.map((summary) => summary.Labels[LABEL.project] ?? ''))]);
+    const updates: AvailableUpdate[] = [];
+    const seen = new Set<string>();
+    for (const summary of listed) {
+        const app = summary.Labels[LABEL.project] ?? '';
+        if (!apps.has(app)) continue;
+        // As the container was made with it: a list shows the image's id instead once its tag has moved on.
+        const image = ((await docker.getContainer(summary.Id).inspect()) as { Config: { Image: string } }).Config.Image;
+        const key = `${app}\n${image}`;
+        if (seen.has(key) || image.startsWith('sha256:')) continue;
+        seen.add(key);
+        const pulledBy = ((await docker.getImage(summary.ImageID).inspect()) as { RepoDigests?: string[] }).RepoDigests ?? [];
+        let latest: string;
+        try {
+            latest = await hub(server).currentDigest(image);
+        } catch {
+            // Not on a registry this server may ask (a locally built image, a registry that does not answer).
+            continue;
+        }
+
+        if (!pulledBy.some((reference) => reference.endsWith(`@${latest}`))) {
+            updates.push({ app, service: summary.Labels[LABEL.service] ?? '', image, latest });
+        }
+    }
+
+    return updates;
+}
+
+/** What was told of already, per server: an app's image and the digest its update has. */
+const told = new WeakMap<object, Map<string, string>>();
+
+/** Tells whoever asked for `update-available` of each update not told of before; answers the updates found. */
+export async function tellOfUpdates(server: Server): Promise<AvailableUpdate[]> {
+    const updates = await availableUpdates(server);
+    const known = told.get(server.app) ?? new Map<string, string>();
+    told.set(server.app, known);
+    for (const update of updates) {
+        const key = `${update.app}\n${update.image}`;
+        if (known.get(key) !== update.latest) {
+            known.set(key, update.latest);
+            await notifications(server).notify({
+                kind: 'update-available',
+                app: update.app,
+                summary: `an update of ${update.image} is available for ${update.app}`,
+                details: { image: update.image, service: update.service, digest: update.latest },
+            });
+        }
+    }
+
+    return updates;
+}
