@@ -1,7 +1,5 @@
 // needs: docker
 import Crypto from 'node:crypto';
-import Http from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
@@ -12,6 +10,7 @@ import { waitUntil } from '../../../../helpers/wait.ts';
 import { notifications } from '../../../../../plugins/deploy/domain/notifications/notification-service.ts';
 import { resourceStats } from '../../../../../plugins/deploy/domain/stats/resource-stats.ts';
 import { buildTestImage, removeProjects } from '../../../../support/images.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../../support/webhook-receiver.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -27,23 +26,13 @@ const HEALTHY_WHILE_OK = { Test: ['CMD-SHELL', 'test -f /ok'], Interval: 1_000_0
 
 describe('notifications: a container turning unhealthy', { timeout: 240_000 }, () => {
     let server: DeployTestServer;
-    let hooks: Http.Server;
-    const received: Array<{ kind: string; app: string | null; summary: string; details: Record<string, unknown> }> = [];
+    let hooks: WebhookReceiver;
 
     before({ timeout: 180_000 }, async () => {
-        hooks = Http.createServer((request, response) => {
-            const chunks: Buffer[] = [];
-            request.on('data', (chunk: Buffer) => chunks.push(chunk));
-            request.on('end', () => {
-                received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as (typeof received)[number]);
-                response.writeHead(200).end('ok');
-            });
-        });
-        await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+        hooks = await startWebhookReceiver();
         server = await deployTestServer({ STATS_INTERVAL_SECONDS: '1', WEBHOOK_ALLOWED_HOST_LIST: 'loopback' });
-        const hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
         const saved = await server.admin.put('/api/account/notifications', {
-            webhook: { url: hookUrl, secret: 'a-webhook-secret-1', kinds: ['container-unhealthy'] },
+            webhook: { url: hooks.url, secret: 'a-webhook-secret-1', kinds: ['container-unhealthy'] },
         });
         expect(saved.status, saved.text).to.equal(200);
         const created = await server.admin.post('/api/apps', { name: APP, image: 'gatehouse-test/ailing', tag: SUFFIX });
@@ -54,7 +43,7 @@ describe('notifications: a container turning unhealthy', { timeout: 240_000 }, (
     after(async () => {
         await removeProjects([APP, OTHER], [IMAGE]);
         await server?.context.cleanup();
-        await new Promise((resolve) => hooks?.close(resolve));
+        await hooks?.close();
     });
 
     const createHealthChecked = async (app: string) => {
@@ -85,22 +74,29 @@ describe('notifications: a container turning unhealthy', { timeout: 240_000 }, (
                 intervalMs: 200,
             },
         );
-        expect(received).to.equal([]);
+        expect(hooks.received).to.equal([]);
 
         for (const name of [`${APP}-web-1`, `${OTHER}-web-1`]) {
             const exec = await new Docker().getContainer(name).exec({ Cmd: ['rm', '/ok'] });
             await exec.start({});
         }
 
-        await waitUntil('the webhook heard of the unhealthy container', () => received.length > 0, { timeoutMs: 60_000, intervalMs: 200 });
-        expect(received[0]).to.include({ kind: 'container-unhealthy', app: APP, summary: `the web container of ${APP} is unhealthy` });
-        expect(received[0]?.details).to.include({ container: `${APP}-web-1`, service: 'web' });
+        await waitUntil('the webhook heard of the unhealthy container', () => hooks.received.length > 0, {
+            timeoutMs: 60_000,
+            intervalMs: 200,
+        });
+        expect(hooks.received[0]).to.include({
+            kind: 'container-unhealthy',
+            app: APP,
+            summary: `the web container of ${APP} is unhealthy`,
+        });
+        expect(hooks.received[0]?.details).to.include({ container: `${APP}-web-1`, service: 'web' });
 
         // Three more readings of the same unhealthy container tell nothing more, and the other app's nothing at all.
         const samples = () => resourceStats(server.context.server).history(APP).containers[0]?.samples.length ?? 0;
         const now = samples();
         await waitUntil('three more readings of the containers', () => samples() >= now + 3, { timeoutMs: 60_000, intervalMs: 200 });
         await notifications(server.context.server).settled();
-        expect(received).to.have.length(1);
+        expect(hooks.received).to.have.length(1);
     });
 });

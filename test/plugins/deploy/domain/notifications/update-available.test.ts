@@ -1,6 +1,4 @@
 // needs: docker
-import Http from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
@@ -10,6 +8,7 @@ import { tellOfUpdates } from '../../../../../plugins/deploy/domain/notification
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
 import { backupTestServer, deployWithVolume, removeVolumes } from '../../../../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../../support/webhook-receiver.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
 
 export const lab = Lab.script();
@@ -23,28 +22,18 @@ const STILL = `steady-${SUFFIX}`;
 describe('notifications: an update of a deployed image', { timeout: 600_000 }, () => {
     let services: RunningServices;
     let server: DeployTestServer;
-    let hooks: Http.Server;
+    let hooks: WebhookReceiver;
     let movedImage: string;
     let stillImage: string;
-    const received: Array<{ kind: string; app: string | null; summary: string; details: Record<string, unknown> }> = [];
 
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
-        hooks = Http.createServer((request, response) => {
-            const chunks: Buffer[] = [];
-            request.on('data', (chunk: Buffer) => chunks.push(chunk));
-            request.on('end', () => {
-                received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as (typeof received)[number]);
-                response.writeHead(200).end('ok');
-            });
-        });
-        await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+        hooks = await startWebhookReceiver();
         movedImage = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/moving:${SUFFIX}`, '<h1>one</h1>\n', true);
         stillImage = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/steady:${SUFFIX}`, '<h1>steady</h1>\n', true);
         server = await backupTestServer(services, { WEBHOOK_ALLOWED_HOST_LIST: 'loopback' });
-        const hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
         const saved = await server.admin.put('/api/account/notifications', {
-            webhook: { url: hookUrl, secret: 'a-webhook-secret-1', kinds: ['update-available'] },
+            webhook: { url: hooks.url, secret: 'a-webhook-secret-1', kinds: ['update-available'] },
         });
         expect(saved.status, saved.text).to.equal(200);
         await deployWithVolume(server, MOVED, movedImage);
@@ -55,14 +44,14 @@ describe('notifications: an update of a deployed image', { timeout: 600_000 }, (
         await removeProjects([MOVED, STILL], [movedImage, stillImage]);
         removeVolumes([MOVED, STILL]);
         await server?.context.cleanup();
-        await new Promise((resolve) => hooks?.close(resolve));
+        await hooks?.close();
         services?.stop();
     });
 
     it('finds nothing while every deployed image is what its tag names', async () => {
         expect(await tellOfUpdates(server.context.server)).to.equal([]);
         await notifications(server.context.server).settled();
-        expect(received).to.equal([]);
+        expect(hooks.received).to.equal([]);
     });
 
     it('tells of an image whose tag now names another, once, and only for that app', async () => {
@@ -73,8 +62,8 @@ describe('notifications: an update of a deployed image', { timeout: 600_000 }, (
         expect(found[0]).to.include({ service: 'web', image: movedImage });
         expect(found[0]?.latest).to.match(/^sha256:[0-9a-f]{64}$/);
         await notifications(server.context.server).settled();
-        expect(received).to.have.length(1);
-        expect(received[0]).to.include({
+        expect(hooks.received).to.have.length(1);
+        expect(hooks.received[0]).to.include({
             kind: 'update-available',
             app: MOVED,
             summary: `an update of ${movedImage} is available for ${MOVED}`,
@@ -83,6 +72,6 @@ describe('notifications: an update of a deployed image', { timeout: 600_000 }, (
         // The same update found again is not told again.
         expect(await tellOfUpdates(server.context.server)).to.have.length(1);
         await notifications(server.context.server).settled();
-        expect(received).to.have.length(1);
+        expect(hooks.received).to.have.length(1);
     });
 });
