@@ -60,8 +60,19 @@ describe('deploy manager: backups on a schedule (BACKUP_SCHEDULE)', { timeout: 6
         );
         expect(scheduled.runId).to.be.a.number();
 
-        const run = (await server.admin.get(`/api/apps/${APP}/runs`)).body as { runs: Array<{ id: number; kind: string; state: string }> };
-        expect(run.runs.find((candidate) => candidate.id === scheduled.runId)).to.include({ kind: 'backup', state: 'succeeded' });
+        // The backup is listed as soon as restic has stored it; its run ends a moment later.
+        const run = await waitUntil(
+            'the scheduled backup run to end',
+            async () => {
+                const { runs } = (await server.admin.get(`/api/apps/${APP}/runs`)).body as {
+                    runs: Array<{ id: number; kind: string; state: string }>;
+                };
+                const found = runs.find((candidate) => candidate.id === scheduled.runId);
+                return found && found.state !== 'running' ? found : undefined;
+            },
+            { timeoutMs: 60_000, intervalMs: 200 },
+        );
+        expect(run).to.include({ kind: 'backup', state: 'succeeded' });
         const audit = (await server.admin.get(`/api/admin/audit?action=runs.backup&target=${APP}`)).body as { entries: AuditEntry[] };
         const started = audit.entries.find((entry) => entry.details?.run === scheduled.runId);
         expect(started?.actor).to.equal(null);
