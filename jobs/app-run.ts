@@ -1,4 +1,5 @@
 /** One deploy-manager run that changes the host (deploy, nginx update, action, delete); see plugins/deploy/domain/engine. */
+import { backupBeforeChange } from '../plugins/deploy/domain/backups/backup-runs.ts';
 import { actOnApp, applySite, deployApp } from '../plugins/deploy/domain/engine/app-runs.ts';
 import { deleteApp } from '../plugins/deploy/domain/engine/delete-app.ts';
 import type { AppRunData } from '../plugins/deploy/domain/engine/run-context.ts';
@@ -18,6 +19,7 @@ const work = { deploy: deployApp, compose: deployApp, sso: deployApp, nginx: app
 
 await executeAppRun(data, async (context) => {
     (data.notes ?? []).forEach((note) => context.log(note, 'warning'));
+    if (data.backupFirst) await backupBeforeChange(context, data.backupFirst);
     await work(context);
 });
 done();

@@ -85,6 +85,11 @@ export interface Config {
         keep: string | undefined;
         /** When every deployed app is backed up (BACKUP_SCHEDULE, cron; six fields count seconds); unset: only by hand. */
         schedule: string | undefined;
+        /**
+         * A backup first in every run that changes a deployed app (BACKUP_BEFORE_CHANGES, default on): a redeploy, a
+         * compose, nginx or sign-in change, and a delete that removes data (which then leaves no loose archives).
+         */
+        beforeChanges: boolean;
     };
     /** Where notification e-mail goes out (SMTP_*); without SMTP_HOST no e-mail is sent. */
     smtp: SmtpConfig;
@@ -278,6 +283,7 @@ const environmentSchema = Joi.object({
     BACKUP_SCHEDULE: Joi.string()
         .trim()
         .pattern(/^[\d*,/-]+(?:\s+[\d*,/-]+){4,5}$/, 'a cron expression such as "30 2 * * *" (five fields, or six with seconds first)'),
+    BACKUP_BEFORE_CHANGES: Joi.boolean().truthy('1').falsy('0').default(true),
     SMTP_HOST: Joi.string().hostname(),
     SMTP_PORT: Joi.number().integer().min(1).max(65535).default(587),
     SMTP_SECURE: Joi.boolean().truthy('1').falsy('0').default(false),
@@ -401,6 +407,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             sftpCommand: value.BACKUP_SFTP_COMMAND as string | undefined,
             keep: value.BACKUP_KEEP as string | undefined,
             schedule: value.BACKUP_SCHEDULE as string | undefined,
+            beforeChanges: value.BACKUP_BEFORE_CHANGES as boolean,
         },
         smtp: {
             host: value.SMTP_HOST as string | undefined,

@@ -144,6 +144,9 @@ export async function createTestServer(
         // Docker Hub is not reachable from the tests (an app's page reads its image's documentation): a closed port.
         HUB_URL: 'http://127.0.0.1:9',
         HUB_REGISTRY_URL: 'http://127.0.0.1:9',
+        // A backup before each change would add a restic snapshot to each of the suite's many redeploys and change
+        // what a delete leaves; the tests of backups before changes (backups/before-changes.test.ts) turn it on.
+        BACKUP_BEFORE_CHANGES: '0',
         // Every deploy answer is checked against its spec's response schema (npm test sets it; a file run alone too).
         GATEHOUSE_CHECK_RESPONSES: process.env.GATEHOUSE_CHECK_RESPONSES ?? '1',
         ...environment,

@@ -29,12 +29,22 @@ export async function deployWithVolume(server: DeployTestServer, name: string, i
     const tag = image.slice(image.lastIndexOf(':') + 1);
     const created = await server.admin.post('/api/apps', { name, image: image.slice(0, image.lastIndexOf(':')), tag });
     expect(created.status, created.text).to.equal(201);
-    const port = (created.body as { app: { hostPort: number } }).app.hostPort;
-    const compose = [
+    const compose = volumeCompose(image, (created.body as { app: { hostPort: number } }).app.hostPort);
+    const saved = await server.admin.put(`/api/apps/${name}/draft`, { compose, secrets, auth: { access: 'public' } });
+    expect(saved.status, saved.text).to.equal(200);
+    const deployed = await runToEnd(server.admin, await server.admin.post(`/api/apps/${name}/deploy`, {}));
+    expect(deployed.state, deployed.text).to.equal('succeeded');
+}
+
+/** The compose file of deployWithVolume's app: its web service on `port`, with `environment` if given. */
+export function volumeCompose(image: string, port: number, environment: Record<string, string> = {}): string {
+    const variables = Object.entries(environment).map(([key, value]) => `      ${key}: ${JSON.stringify(value)}`);
+    return [
         'services:',
         '  web:',
         `    image: ${image}`,
         '    restart: unless-stopped',
+        ...(variables.length > 0 ? ['    environment:', ...variables] : []),
         '    ports:',
         `      - "127.0.0.1:${port}:80"`,
         '    volumes:',
@@ -42,10 +52,6 @@ export async function deployWithVolume(server: DeployTestServer, name: string, i
         'volumes:',
         '  data: {}',
     ].join('\n');
-    const saved = await server.admin.put(`/api/apps/${name}/draft`, { compose, secrets, auth: { access: 'public' } });
-    expect(saved.status, saved.text).to.equal(200);
-    const deployed = await runToEnd(server.admin, await server.admin.post(`/api/apps/${name}/deploy`, {}));
-    expect(deployed.state, deployed.text).to.equal('succeeded');
 }
 
 /** Removes the named volumes of the apps deployWithVolume made (removeProjects leaves volumes). */

@@ -16,10 +16,10 @@ import { LABEL } from '../host/compose-labels.ts';
 import { dockerClient } from '../host/docker-client.ts';
 import { engineOf, planFromDisk, RolledBackError, upOptions } from '../engine/app-runs.ts';
 import type { ProjectPlan } from '../engine/compose-plan.ts';
-import type { RunContext } from '../engine/run-context.ts';
+import type { BackupFirst, RunContext } from '../engine/run-context.ts';
 import type { RecipeDump } from '../recipes/recipe-types.ts';
 import { testAndReload } from '../engine/site-steps.ts';
-import { backupFolder, ensureRepository, forgetByPolicy, restic, ResticError, type ResticRepository } from './restic.ts';
+import { backupFolder, ensureRepository, forgetByPolicy, restic, ResticError } from '../host/restic.ts';
 
 /** What one backup holds. */
 export interface BackupHolds {
@@ -30,13 +30,9 @@ export interface BackupHolds {
     dumps: string[];
 }
 
-export interface BackupRunData {
-    restic: ResticRepository & { hash: string };
-    reason: string;
+export interface BackupRunData extends BackupFirst {
     /** A restore's snapshot. */
     snapshot?: string;
-    /** The app's recipe's dump, when it says how to take one. */
-    dump?: RecipeDump;
 }
 
 const VOLUME_MOUNT = '/volume';
@@ -123,7 +119,7 @@ async function withAppPaused<T>(context: RunContext, docker: Docker, plan: Proje
 }
 
 /** Takes a backup of the app as its files and volumes are now; records it and answers its id in the database. */
-export async function backupApp(context: RunContext, data: BackupRunData, reason: string): Promise<{ id: number; snapshot: string }> {
+export async function backupApp(context: RunContext, data: BackupFirst, reason: string): Promise<{ id: number; snapshot: string }> {
     context.step = 'backup';
     const docker = dockerClient();
     const plan = planFromDisk(context);
@@ -353,8 +349,12 @@ async function putBackAndStart(context: RunContext, data: BackupRunData, snapsho
             context.log(`Put back volume ${volume}`);
         }
 
+        // Up, not start: the folder put back may hold another compose file than the one the containers were made from.
         context.step = 'start';
-        await engineOf(context).start(planFromDisk(context), upOptions(context));
+        const engine = engineOf(context);
+        const restoredPlan = planFromDisk(context);
+        const outcome = await engine.up(restoredPlan, await engine.imagesAtHand(restoredPlan, upOptions(context)), upOptions(context));
+        await engine.commit(outcome);
         await restoreDump(context, docker, data.dump, staging);
     } finally {
         Fs.rmSync(staging, { recursive: true, force: true });
@@ -389,10 +389,30 @@ export async function backupRun(context: RunContext, data: BackupRunData): Promi
 }
 
 /**
+ * The backup a run that changes an app takes first (BACKUP_BEFORE_CHANGES). One that fails ends the run rolled back
+ * before anything was changed: no change goes ahead without the way back.
+ */
+export async function backupBeforeChange(context: RunContext, first: BackupFirst): Promise<void> {
+    try {
+        await clearLeftovers(context);
+        await backupApp(context, first, first.reason);
+    } catch (error) {
+        const message = `the backup taken before the change failed, so nothing was changed: ${(error as Error).message}`;
+        context.log(`Failed: ${message} (BACKUP_BEFORE_CHANGES=false changes without one)`, 'error');
+        throw new RolledBackError(message);
+    }
+
+    // The backup stands either way: thinning out older ones can wait for the next backup.
+    await applyRetention(context, first).catch((error: unknown) =>
+        context.log(`Older backups were not removed this time: ${(error as Error).message}`, 'warning'),
+    );
+}
+
+/**
  * BACKUP_KEEP applied to the app's backups once a new one is made; the backups it removes leave the list. A
  * repository another restic holds locked keeps them until the next backup, with a warning (the backup stands).
  */
-async function applyRetention(context: RunContext, data: BackupRunData): Promise<void> {
+async function applyRetention(context: RunContext, data: BackupFirst): Promise<void> {
     const policy = context.config.backups.keep;
     if (!policy) {
         return;

@@ -16,8 +16,9 @@ import type { DeployUser } from '../accounts/user-service.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import { runs } from '../runs/run-service.ts';
+import type { BackupFirst } from '../engine/run-context.ts';
 import type { BackupHolds, BackupRunData } from './backup-runs.ts';
-import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from './restic.ts';
+import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from '../host/restic.ts';
 import { Service } from '../../../../lib/service.ts';
 
 /** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/backups/). */
@@ -29,7 +30,7 @@ export interface Backup {
     /** Bytes read for it (before restic's deduplication and compression). */
     size: number;
     holds: BackupHolds;
-    /** Why it was made: `manual`, `scheduled` (BACKUP_SCHEDULE), or `before restore` for the one a restore takes of what it replaces. */
+    /** Why it was made: `manual`, `scheduled` (BACKUP_SCHEDULE), `before restore`, or `before <change>` (BACKUP_BEFORE_CHANGES). */
     reason: string;
     runId: number | null;
 }
@@ -99,6 +100,20 @@ export class BackupService extends Service {
         return rows.map(toBackup);
     }
 
+    /**
+     * What a run that changes the app needs to take a backup first (BACKUP_BEFORE_CHANGES); none while nothing of the
+     * app is deployed. The recipe's dump is taken only from a running app: a stopped or failed one still has its
+     * folder and volumes backed up, and a dump command would fail the change it is meant to protect.
+     */
+    async firstOf(app: AppRecord, reason: string): Promise<BackupFirst | undefined> {
+        if (!this.#deployed(app.name)) {
+            return undefined;
+        }
+
+        const dump = app.state === 'running' ? (await recipes(this.server).forApp(app))?.backup?.dump : undefined;
+        return { restic: await this.repository(), reason, ...(dump ? { dump } : {}) };
+    }
+
     /** Starts a backup run of the app; answers its id. `actor` null: the schedule's (BACKUP_SCHEDULE). */
     async start(name: string, actor: DeployUser | null): Promise<number> {
         const app = await apps(this.server).require(name);
@@ -163,8 +178,12 @@ export class BackupService extends Service {
         await audit(this.server).record({ actor, action: 'backups.delete', target: app.name, details: { backup: id } });
     }
 
+    #deployed(name: string): boolean {
+        return Fs.existsSync(Path.join(this.server.app.config.apps.appsDir, name, 'compose.yaml'));
+    }
+
     #refuseUndeployed(name: string, state: string): void {
-        if (state === 'draft' || !Fs.existsSync(Path.join(this.server.app.config.apps.appsDir, name, 'compose.yaml'))) {
+        if (state === 'draft' || !this.#deployed(name)) {
             throw new ValidationError(`${name} has not been deployed yet: there is nothing to back up or restore`);
         }
     }

@@ -1,15 +1,22 @@
 import type { Server } from '@hapi/hapi';
 
+import { lifecycle } from '../lifecycle/lifecycle-service.ts';
 import { backups } from './backup-service.ts';
 
 export const SCHEDULED_BACKUPS_JOB = 'scheduled-backups';
+
+export default async function setUpBackups(server: Server): Promise<void> {
+    // Runs that change a deployed app take a backup first (BACKUP_BEFORE_CHANGES; the lifecycle asks whether it is on).
+    lifecycle(server).takeBackupsFirstWith((app, reason) => backups(server).firstOf(app, reason));
+    await scheduleBackups(server);
+}
 
 /**
  * With BACKUP_SCHEDULE set, Bree ticks at its times (jobs/scheduled-backups.ts) and every deployed app is backed
  * up, one after the other, by runs of the schedule's own (no user started them); a tick that comes while the last
  * one's backups still run is let go.
  */
-export default async function scheduleBackups(server: Server): Promise<void> {
+async function scheduleBackups(server: Server): Promise<void> {
     const schedule = server.app.config.backups.schedule;
     if (!schedule) {
         return;

@@ -114,6 +114,24 @@ export class ComposeEngine {
         return { imageIds, pulled };
     }
 
+    /** The plan's images as the engine has them, pulling only those it lacks: a restore puts back what ran, not a newer tag. */
+    async imagesAtHand(plan: ProjectPlan, options: PullImagesOptions): Promise<Map<string, string>> {
+        const imageIds = new Map<string, string>();
+        const missing = new Set<string>();
+        for (const image of new Set(plan.services.map((service) => service.image))) {
+            const id = await this.#imageId(image);
+            if (id === undefined) missing.add(image);
+            else imageIds.set(image, id);
+        }
+
+        if (missing.size > 0) {
+            const lacking = { ...plan, services: plan.services.filter((service) => missing.has(service.image)) };
+            for (const [image, id] of (await this.pullImages(lacking, options)).imageIds) imageIds.set(image, id);
+        }
+
+        return imageIds;
+    }
+
     async #imageId(image: string): Promise<string | undefined> {
         try {
             return (await this.#docker.getImage(image).inspect()).Id;

@@ -41,6 +41,11 @@ export async function deleteApp(context: RunContext): Promise<void> {
     await removeData(context, options, stamp);
 }
 
+/** The run took a backup first (BACKUP_BEFORE_CHANGES): it holds the folder and volumes, so no loose archive is made. */
+function heldByBackup(context: RunContext): boolean {
+    return context.data.backupFirst !== undefined;
+}
+
 /** `<archivesDir>/<app>-<stamp><suffix>.tar.gz`: every archive of one delete shares its stamp. */
 function archivePath(context: RunContext, stamp: string, suffix = ''): string {
     return Path.join(context.config.apps.archivesDir, `${context.data.app}-${stamp}${suffix}.tar.gz`);
@@ -117,7 +122,11 @@ async function removeVolumes(
             continue;
         }
 
-        if (!options.removeArchives && !(await archiveVolume(context, docker, name, { stamp: archiving.stamp, readers }))) {
+        const archived =
+            options.removeArchives ||
+            heldByBackup(context) ||
+            (await archiveVolume(context, docker, name, { stamp: archiving.stamp, readers }));
+        if (!archived) {
             continue;
         }
 
@@ -245,15 +254,17 @@ async function removeDnsRecord(context: RunContext, options: DeleteOptions): Pro
 }
 
 /**
- * The app's folder goes with deleteData, archived first unless archives are removed too; removeArchives removes
- * its archives, those of removed volumes included.
+ * The app's folder goes with deleteData, archived first unless archives are removed too or the backup taken first
+ * holds it; removeArchives removes its archives, those of removed volumes included.
  */
 async function removeData(context: RunContext, options: DeleteOptions, stamp: string): Promise<void> {
     context.step = 'data';
     const archivesDir = context.config.apps.archivesDir;
     const { appDir } = context.paths;
     if (options.deleteData && Fs.existsSync(appDir)) {
-        if (!options.removeArchives) {
+        if (heldByBackup(context)) {
+            context.log(`The backup taken first holds ${appDir}`);
+        } else if (!options.removeArchives) {
             const archive = archivePath(context, stamp);
             await archiveDirectory(appDir, archive);
             await context.recordResource('archive', archive);

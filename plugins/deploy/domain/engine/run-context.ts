@@ -7,6 +7,8 @@ import type { Knex } from 'knex';
 import type { Config } from '../../../../lib/config.ts';
 import type { ActiveConnection } from '../../../idp/connection-service.ts';
 import type { MethodSettings } from '../../../sso/method-types.ts';
+import type { ResticRepository } from '../host/restic.ts';
+import type { RecipeDump } from '../recipes/recipe-types.ts';
 import type { RunMessage } from '../runs/run-service.ts';
 import { fileEntry, type JournalEntry, rewriteJournal, writeJournal } from './run-journal.ts';
 
@@ -52,6 +54,15 @@ export interface InitCommands {
     user?: string;
 }
 
+/** A backup of the app as it is (BACKUP_BEFORE_CHANGES), taken by the run before it changes anything. */
+export interface BackupFirst {
+    restic: ResticRepository & { hash: string };
+    /** Why it was made, as the backups list shows it: `before deploy`, `before delete`... */
+    reason: string;
+    /** The app's recipe's dump, when it says how to take one and the app is running. */
+    dump?: RecipeDump;
+}
+
 export interface AppRunData {
     runId: number;
     app: string;
@@ -70,6 +81,8 @@ export interface AppRunData {
     init?: InitCommands;
     /** The app's sign-in method and what it needs (the shared password opened for the run). */
     signIn?: { method: string; settings: MethodSettings };
+    /** A backup to take first; a delete that takes one leaves no loose archives of what it holds. */
+    backupFirst?: BackupFirst;
 }
 
 export type ResourceKind = 'image' | 'volume' | 'certificate' | 'dns' | 'archive' | 'access';

@@ -25,7 +25,7 @@ import { refuseBadRecipe } from '../recipes/recipe-files.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import { needsAdminUser, recipeNeeds } from '../recipes/recipe-types.ts';
 import { type AccountMethod, checkSamlAcs, type DraftInput, isAccountName, type StoredDraft } from '../apps/draft-shape.ts';
-import type { AppAction, AppRunData, AppRunKind, DeleteOptions, InitCommands } from '../engine/run-context.ts';
+import type { AppAction, AppRunData, AppRunKind, BackupFirst, DeleteOptions, InitCommands } from '../engine/run-context.ts';
 import { DRAFT_IN_JOURNAL, writeJournal } from '../engine/run-journal.ts';
 import type { Finding } from '../findings/finding.ts';
 import { checkSite, parseSite, renderSite, type SiteSpec, sitePlaces } from '../nginx/site-model.ts';
@@ -98,7 +98,26 @@ const NEED_WORDS: Record<MethodNeed, string> = {
     sharedPassword: "the shared account's password",
 };
 
+/** Why a backup before a change was made, per kind of run that changes a deployed app (an action changes nothing). */
+const BACKUP_REASONS: Partial<Record<AppRunKind, string>> = {
+    deploy: 'before deploy',
+    compose: 'before compose change',
+    nginx: 'before nginx change',
+    sso: 'before sign-in change',
+    delete: 'before delete',
+};
+
+/** Makes the backup a run takes first, or none (the app has nothing deployed to back up). */
+export type BackupFirstMaker = (app: AppRecord, reason: string) => Promise<BackupFirst | undefined>;
+
 export class LifecycleService extends Service {
+    #backupFirstMaker: BackupFirstMaker | undefined;
+
+    /** How runs that change an app take a backup first (BACKUP_BEFORE_CHANGES): set by the backups (backups/setup.ts). */
+    takeBackupsFirstWith(maker: BackupFirstMaker): void {
+        this.#backupFirstMaker = maker;
+    }
+
     async deploy(name: string, actor: DeployUser, acceptRisks = false): Promise<number> {
         const app = await apps(this.server).require(name);
         await this.#refuseWhileRunning(app.name);
@@ -183,7 +202,7 @@ export class LifecycleService extends Service {
         const runId = await this.#start(app, 'delete', actor, { remove: options, ...(access ? { access } : {}) }, async (state) => {
             if (state === 'succeeded') {
                 await this.#forgetApp(app.name, options.forgetHistory ? runId : undefined);
-            } else {
+            } else if (state !== 'rolled back') {
                 // Part of the app is gone (its run says which): it is no longer running, and deleting it again finishes.
                 await this.#setState(app.name, 'failed');
             }
@@ -451,9 +470,27 @@ export class LifecycleService extends Service {
         onEnd: (state: RunState) => Promise<void>,
         beforeExecute?: (runId: number) => Promise<void>,
     ): Promise<number> {
-        const data: Omit<AppRunData, 'runId'> = { app: app.name, kind, domain: app.domain, ...extra };
+        const backupFirst = await this.#backupFirst(app, kind, extra.remove);
+        const data: Omit<AppRunData, 'runId'> = {
+            app: app.name,
+            kind,
+            domain: app.domain,
+            ...extra,
+            ...(backupFirst ? { backupFirst } : {}),
+        };
         const request = { app: app.name, kind, actor, script: RUN_SCRIPT, data: { ...data }, onEnd };
         return await runs(this.server).start(beforeExecute ? { ...request, beforeExecute } : request);
+    }
+
+    /** A deployed app's backup before a run that changes it; a delete takes one only when it removes data it would archive. */
+    async #backupFirst(app: AppRecord, kind: AppRunKind, remove: DeleteOptions | undefined): Promise<BackupFirst | undefined> {
+        const reason = BACKUP_REASONS[kind];
+        const removesData = remove !== undefined && (remove.deleteData || remove.removeVolumes) && !remove.removeArchives;
+        if (!reason || (kind === 'delete' && !removesData) || app.state === 'draft' || !this.server.app.config.backups.beforeChanges) {
+            return undefined;
+        }
+
+        return await this.#backupFirstMaker?.(app, reason);
     }
 
     async #setState(name: string, state: string): Promise<void> {
