@@ -142,7 +142,8 @@ export interface ApiState<T> {
     reload(): void;
 }
 
-function asApiError(error: unknown): ApiError {
+/** Any failure as an ApiError (a network failure or a thrown error: status 0), for the forms' error text. */
+export function asApiError(error: unknown): ApiError {
     return error instanceof ApiError ? error : new ApiError(0, error instanceof Error ? error.message : String(error));
 }
 

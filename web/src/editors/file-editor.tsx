@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, ApiError } from '../api.ts';
+import { api, ApiError, asApiError } from '../api.ts';
 import { ErrorText } from '../components/ErrorText.tsx';
 import { Spinner } from '../components/Spinner.tsx';
 import type { FileCheck, Finding } from '../pages/app/types.ts';
@@ -32,8 +32,6 @@ export async function fileText<Spec>(kind: FileKind<Spec>, value: FileValue<Spec
 export function fileUpdate<Spec>(value: FileValue<Spec>): { mode: EditorMode; text?: string; spec?: Spec } {
     return value.mode === 'text' ? { mode: 'text', text: value.text } : { mode: 'model', spec: value.spec };
 }
-
-const asApiError = (error: unknown) => (error instanceof ApiError ? error : new ApiError(0, String(error)));
 
 export interface FileEditorProps<Spec> {
     kind: FileKind<Spec>;

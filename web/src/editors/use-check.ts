@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, ApiError } from '../api.ts';
+import { api, type ApiError, asApiError } from '../api.ts';
 import type { FileCheck } from '../pages/app/types.ts';
 
 const CHECK_DELAY_MS = 500;
@@ -34,7 +34,7 @@ export function useCheck(path: string, payload: object | null): CheckState {
                     setState({
                         result: undefined,
                         checking: false,
-                        error: error instanceof ApiError ? error : new ApiError(0, String(error)),
+                        error: asApiError(error),
                     }),
             );
         }, CHECK_DELAY_MS);

@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 
-import { api, ApiError } from '../../api.ts';
+import { api, type ApiError, asApiError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import type { DirectoryUser } from './types.ts';
@@ -32,7 +32,7 @@ export function AdminUserField(props: { value: string; onChange: (username: stri
                         setError(undefined);
                     }
                 },
-                (failure: unknown) => current && setError(failure instanceof ApiError ? failure : new ApiError(0, String(failure))),
+                (failure: unknown) => current && setError(asApiError(failure)),
             );
         }, SEARCH_DELAY_MS);
         return () => {

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, ApiError } from '../../api.ts';
+import { api, ApiError, asApiError } from '../../api.ts';
 import { Badge } from '../../components/Badge.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
@@ -21,10 +21,6 @@ import { type SecretRow, SecretsEditor, secretRows, secretsPayload, variablesNee
 import { type StepId, stepAfter, stepBefore, stepTitle } from './steps.ts';
 
 type GoTo = (next: StepId, fields?: Record<string, unknown>) => Promise<void>;
-
-function asApiError(error: unknown): ApiError {
-    return error instanceof ApiError ? error : new ApiError(0, String(error));
-}
 
 /** Back and Next; Next saves the step's fields into the draft with the next step, and shows the API's error here. */
 function StepActions(props: {

@@ -1,6 +1,6 @@
 import { useId, useState } from 'preact/hooks';
 
-import { api, ApiError, useApi } from '../../api.ts';
+import { api, type ApiError, asApiError, useApi } from '../../api.ts';
 import { Badge, type BadgeLevel } from '../../components/Badge.tsx';
 import { Button } from '../../components/Button.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
@@ -52,10 +52,6 @@ const SOURCES: Array<{ id: Source; label: string }> = [
     { id: 'catalog', label: 'From the catalog' },
     { id: 'hub', label: 'Search Docker Hub' },
 ];
-
-function asApiError(error: unknown): ApiError {
-    return error instanceof ApiError ? error : new ApiError(0, String(error));
-}
 
 /** An image reference with a tag (`nginx:1.27`) is split; the tag field takes the tag. */
 function splitTag(reference: string): { image: string; tag?: string } {

@@ -4,7 +4,7 @@ import './new-app.css';
 
 import { useState } from 'preact/hooks';
 
-import { api, ApiError, canEdit, useApi, useSession } from '../../api.ts';
+import { api, type ApiError, asApiError, canEdit, useApi, useSession } from '../../api.ts';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { usePageTitle } from '../../layout/page-title.ts';
@@ -111,9 +111,7 @@ function ResumeWizard(props: { name: string }) {
     };
     const jump = (next: StepId) => {
         setNavigationError(undefined);
-        goTo(next).catch((failure: unknown) =>
-            setNavigationError(failure instanceof ApiError ? failure : new ApiError(0, String(failure))),
-        );
+        goTo(next).catch((failure: unknown) => setNavigationError(asApiError(failure)));
     };
 
     return (

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, ApiError } from '../../api.ts';
+import { api, type ApiError, asApiError } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import type { Availability } from '../app/types.ts';
@@ -40,7 +40,7 @@ function useAvailability(name: string): { availability: Availability | undefined
             api.post<Availability>('/api/apps/check', { name: wanted })
                 .then(
                     (answer) => current && setAvailability(answer),
-                    (failure: unknown) => current && setError(failure instanceof ApiError ? failure : new ApiError(0, String(failure))),
+                    (failure: unknown) => current && setError(asApiError(failure)),
                 )
                 .finally(() => current && setChecking(false));
         }, CHECK_DELAY_MS);
