@@ -25,7 +25,12 @@ export async function backupTestServer(services: RunningServices, environment: R
 }
 
 /** Creates the app `name` with a web service of `image` that mounts the named volume `data` at /data, and deploys it. */
-export async function deployWithVolume(server: DeployTestServer, name: string, image: string, secrets: Record<string, string> = {}) {
+export async function deployWithVolume(
+    server: Pick<DeployTestServer, 'admin'>,
+    name: string,
+    image: string,
+    secrets: Record<string, string> = {},
+) {
     const tag = image.slice(image.lastIndexOf(':') + 1);
     const created = await server.admin.post('/api/apps', { name, image: image.slice(0, image.lastIndexOf(':')), tag });
     expect(created.status, created.text).to.equal(201);

@@ -1473,6 +1473,26 @@ export interface components {
             lint: components['schemas']['Finding'][];
             availability: components['schemas']['Availability'];
         };
+        Backup: {
+            id: number;
+            /** Format: date-time */
+            time: string;
+            /** @description bytes read for it */
+            size: number;
+            holds: {
+                folder: boolean;
+                site: boolean;
+                volumes: string[];
+                /** @description the services whose dump it holds */
+                dumps: string[];
+            };
+            /** @description manual, scheduled, before restore, or before <change> (BACKUP_BEFORE_CHANGES) */
+            reason: string;
+            runId: number | null;
+        };
+        BackupList: {
+            backups: components['schemas']['Backup'][];
+        };
         DirectoryUser: {
             pk: number;
             username: string;
@@ -2506,7 +2526,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    'application/json': components['schemas']['BackupList'];
+                };
             };
             /** @description An error */
             default: {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 
-import { api, ApiError, useApi } from '../../api.ts';
+import { api, type ApiError, asApiError, useApi } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Field } from '../../components/Field.tsx';
@@ -39,13 +39,13 @@ const OPTIONS: Record<DeleteOption, OptionText> = {
     deleteData: {
         label: "Delete the app's folder",
         explain:
-            'Its compose file, secrets file and the data of bind mounts inside it; archived first into the archives folder, unless the archives are removed too.',
+            'Its compose file, secrets file and the data of bind mounts inside it; kept in a last backup (listed on the Backups tab, or archived into the archives folder when backups before changes are off), unless the archives are removed too.',
         preview: (known, app) => [known.folder ?? `the folder of ${app.name}`],
     },
     removeVolumes: {
         label: 'Remove the volumes',
         explain:
-            'Each volume’s files are archived first (app-time-volume-name.tar.gz) unless the archives are removed; a volume that cannot be read is kept, with a warning.',
+            'Each volume’s files are kept in that last backup (or archived as app-time-volume-name.tar.gz) unless the archives are removed; a volume that cannot be read is kept, with a warning.',
         preview: (known) => (known.volumes.length > 0 ? known.volumes.map((volume) => `volume ${volume}`) : ['no named volume']),
     },
     removeImages: {
@@ -65,7 +65,8 @@ const OPTIONS: Record<DeleteOption, OptionText> = {
     },
     removeArchives: {
         label: 'Remove the archives',
-        explain: 'The app’s archives, and no archive is made of its folder or volumes by this delete: their data is gone for good.',
+        explain:
+            'The app’s archives, and no last backup or archive is made of its folder or volumes by this delete: their data is gone for good.',
         preview: (_known, app) => [`every archive of ${app.name}`],
     },
     removeAccess: {
@@ -86,10 +87,6 @@ const OPTIONS: Record<DeleteOption, OptionText> = {
         preview: () => ['volumes, images, certificates and records Gatehouse did not make, too'],
     },
 };
-
-function asApiError(error: unknown): ApiError {
-    return error instanceof ApiError ? error : new ApiError(0, String(error));
-}
 
 /** What the page can tell of the app's resources: its containers, site, folder, volumes, images and runs. */
 function useKnown(app: App): Known {

@@ -14,6 +14,7 @@ import { usePageTitle } from '../../layout/page-title.ts';
 import { Link, matchPath, useLocation } from '../../router.tsx';
 import { AccessGroups, AccessSummary } from './access-groups.tsx';
 import { AccountTab } from './account-tab.tsx';
+import { BackupsTab } from './backups-tab.tsx';
 import { ComposeTab, NginxTab } from './config-tabs.tsx';
 import { DeleteTab } from './delete-tab.tsx';
 import { FilesTab } from './files-tab.tsx';
@@ -24,13 +25,14 @@ import { RunsTab } from './runs-tab.tsx';
 import { StatusTab } from './status-tab.tsx';
 import type { App, RunStarted } from './types.ts';
 
-type TabId = 'status' | 'logs' | 'resources' | 'runs' | 'files' | 'account' | 'access' | 'compose' | 'nginx' | 'delete';
+type TabId = 'status' | 'logs' | 'resources' | 'runs' | 'backups' | 'files' | 'account' | 'access' | 'compose' | 'nginx' | 'delete';
 
 const TABS: Array<{ id: TabId; label: string; adminOnly?: boolean }> = [
     { id: 'status', label: 'Status' },
     { id: 'logs', label: 'Logs' },
     { id: 'resources', label: 'Resources' },
     { id: 'runs', label: 'Runs' },
+    { id: 'backups', label: 'Backups' },
     { id: 'files', label: 'Files' },
     { id: 'account', label: 'Sign-in' },
     { id: 'access', label: 'Access' },
@@ -164,6 +166,7 @@ export function AppPage(props: { name: string }) {
         logs: () => <LogsTab app={shown} />,
         resources: () => <ResourcesTab app={shown} />,
         runs: () => <RunsTab key={`runs-${runsVersion}`} app={shown} onRunEnded={changed} />,
+        backups: () => <BackupsTab app={shown} editable={editable} onRunEnded={changed} />,
         files: () => <FilesTab app={shown} />,
         account: () => <AccountTab app={shown} editable={editable} onChanged={changed} />,
         access: () => <AccessTab app={shown} editable={editable} onChanged={changed} />,

@@ -39,3 +39,5 @@ export type DirectoryUser = Schemas['DirectoryUser'];
 export type DirectoryGroup = Schemas['DirectoryGroup'];
 export type Directory = Schemas['Directory'];
 export type RunStarted = Schemas['RunStarted'];
+export type Backup = Schemas['Backup'];
+export type BackupList = Schemas['BackupList'];

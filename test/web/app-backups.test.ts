@@ -1,0 +1,121 @@
+// needs: docker, chromium
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import type { Page } from 'playwright-core';
+
+import type { Browser } from '../helpers/browser.ts';
+import { appHostPorts } from '../helpers/server.ts';
+import { backupsOf, deployWithVolume, inApp, removeVolumes } from '../support/backup-app.ts';
+import { buildWebImage, removeProjects } from '../support/images.ts';
+import { type RunningServices, startServices } from '../support/services.ts';
+import { checkAccessibility, openAdminPage, type PageProblems, screenshot, startWebServer, type WebServer } from './harness.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const SUFFIX = Math.random().toString(36).slice(2, 8);
+const APP = `vault-${SUFFIX}`;
+const RUN_TIMEOUT_MS = 240_000;
+
+describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
+    let services: RunningServices;
+    let web: WebServer;
+    let admin: Browser;
+    let page: Page;
+    let problems: PageProblems;
+    let image: string;
+
+    const backupsUrl = () => `${web.baseUrl}/apps/${APP}/backups`;
+    const rows = () => page.getByRole('table', { name: 'Backups, newest first' }).locator('tbody tr');
+    const runEnded = async () => {
+        await page.locator('.run-log').last().waitFor();
+        await page.locator('.run-log:not([data-state="running"])').last().waitFor({ timeout: RUN_TIMEOUT_MS });
+        return await page.locator('.run-log').last().getAttribute('data-state');
+    };
+
+    before({ timeout: 600_000 }, async () => {
+        services = await startServices();
+        image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/vault-web:${SUFFIX}`, '<h1>vault</h1>\n', true);
+        const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
+        web = await startWebServer({
+            ...withoutAcme,
+            BASE_DOMAIN: 'apps.test',
+            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
+            BACKUP_PASSWORD: `vault-password-${SUFFIX}`,
+        });
+        admin = web.admin as Browser;
+        await deployWithVolume({ admin }, APP, image);
+        ({ page, problems } = await openAdminPage(web));
+    });
+
+    after(async () => {
+        await removeProjects([APP], [image]);
+        removeVolumes([APP]);
+        await web?.stop();
+        services?.stop();
+    });
+
+    it('backs the app up from its Backups tab and lists what the backup holds and why it was made', async () => {
+        inApp(APP, 'echo "first words" > /data/words.txt');
+        await page.goto(backupsUrl());
+        await page.getByRole('heading', { level: 2, name: 'Backups' }).waitFor();
+        await page.getByText('No backup yet.').waitFor();
+
+        await page.getByRole('button', { name: 'Back up now' }).click();
+        expect(await runEnded()).to.equal('succeeded');
+        await rows().first().waitFor();
+        expect(await rows().count()).to.equal(1);
+        const row = await rows().first().textContent();
+        expect(row).to.contain('manual');
+        expect(row).to.contain(`folder, site, volume ${APP}_data`);
+        expect(row).to.match(/\d+(\.\d+)? (B|KB|MB)/);
+        await checkAccessibility(page);
+        await screenshot(page, 'app-backups-1-list');
+    });
+
+    it('restores a backup after asking, and the data written since is replaced by the backup’s', async () => {
+        inApp(APP, 'echo "overwritten" > /data/words.txt');
+        await page.goto(backupsUrl());
+        await rows().first().waitFor();
+        const [backup] = await backupsOf(admin, APP);
+        await page.getByRole('button', { name: /^Restore the backup of / }).click();
+        const question = page.getByRole('group', { name: /^Confirm: restore the backup of / });
+        expect(await question.textContent()).to.contain('visitors get an error meanwhile');
+        await screenshot(page, 'app-backups-2-restore-asked');
+        await question.getByRole('button', { name: `Restore ${APP}` }).click();
+        expect(await runEnded()).to.equal('succeeded');
+        expect(inApp(APP, 'cat /data/words.txt')).to.equal('first words');
+
+        // What the restore replaced was backed up first, and is listed above the one restored.
+        await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 2);
+        expect(await rows().first().textContent()).to.contain('before restore');
+        expect(await rows().nth(1).getAttribute('data-backup')).to.equal(String(backup?.id));
+    });
+
+    it('removes a backup after asking; Cancel removes nothing', async () => {
+        await page.goto(backupsUrl());
+        await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 2);
+        const removeButtons = page.getByRole('button', { name: /^Remove the backup of / });
+        await removeButtons.first().click();
+        await page.getByRole('button', { name: 'Cancel' }).click();
+        expect(await rows().count()).to.equal(2);
+
+        await removeButtons.first().click();
+        const question = page.getByRole('group', { name: /^Confirm: remove the backup of / });
+        expect(await question.textContent()).to.contain('can no longer be restored');
+        await question.getByRole('button', { name: 'Remove the backup' }).click();
+        await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
+        expect((await backupsOf(admin, APP)).map((backup) => backup.reason)).to.equal(['manual']);
+        expect(problems.list()).to.equal([]);
+    });
+
+    it('shows a viewer the list, with nothing to start', async () => {
+        const viewer = await web.signInAs('viewer');
+        await viewer.page.goto(backupsUrl());
+        await viewer.page.getByRole('table', { name: 'Backups, newest first' }).locator('tbody tr').first().waitFor();
+        expect(await viewer.page.getByRole('button', { name: 'Back up now' }).count()).to.equal(0);
+        expect(await viewer.page.getByRole('button', { name: /^(Restore|Remove) the backup/ }).count()).to.equal(0);
+        expect(await viewer.page.getByRole('columnheader', { name: 'Actions' }).count()).to.equal(0);
+    });
+});

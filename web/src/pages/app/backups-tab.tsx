@@ -1,0 +1,173 @@
+import { useState } from 'preact/hooks';
+
+import { api, type ApiError, asApiError, useApi } from '../../api.ts';
+import { Button } from '../../components/Button.tsx';
+import { ErrorText } from '../../components/ErrorText.tsx';
+import { Spinner } from '../../components/Spinner.tsx';
+import { useSubmit } from '../../components/use-submit.ts';
+import { bytes } from '../../format/bytes.ts';
+import { dateTime, relativeTime } from '../../format/time.ts';
+import { RunLog } from './run-log.tsx';
+import type { App, Backup, BackupList, Run, RunStarted } from './types.ts';
+
+type Asked = { what: 'restore' | 'remove'; backup: Backup };
+
+/** What a backup holds, in words: "folder, site, volume app_data, dump of db". */
+function holdings(backup: Backup): string {
+    const { holds } = backup;
+    return [
+        ...(holds.folder ? ['folder'] : []),
+        ...(holds.site ? ['site'] : []),
+        ...holds.volumes.map((volume) => `volume ${volume}`),
+        ...holds.dumps.map((service) => `dump of ${service}`),
+    ].join(', ');
+}
+
+const QUESTIONS: Record<Asked['what'], (app: string, backup: Backup) => string> = {
+    restore: (app, backup) =>
+        `Restore ${app} to its backup of ${dateTime(backup.time)}? The app stops, what it holds now is backed up first ` +
+        '("before restore"), its folder, site and volumes are put back, and it starts again: visitors get an error meanwhile.',
+    remove: (_app, backup) => `Remove the backup of ${dateTime(backup.time)}? It leaves the repository and can no longer be restored.`,
+};
+
+/**
+ * The app's backups (`GET /api/apps/{name}/backups`), newest first. Editors back the app up now, restore a backup or
+ * remove one, each of the last two asked first; a backup or restore run's log follows below the list.
+ */
+export function BackupsTab(props: { app: App; editable: boolean; onRunEnded: () => void }) {
+    const base = `/api/apps/${encodeURIComponent(props.app.name)}/backups`;
+    const list = useApi<BackupList>(base);
+    const [asked, setAsked] = useState<Asked | undefined>(undefined);
+    const [run, setRun] = useState<{ id: number; title: string; ended: boolean } | undefined>(undefined);
+    const { busy, error, submit } = useSubmit<ApiError>(asApiError);
+    const deployed = props.app.state !== 'draft';
+    const running = run !== undefined && !run.ended;
+
+    const start = (title: string, path: string) =>
+        submit(async () => {
+            setAsked(undefined);
+            const { runId } = await api.post<RunStarted>(path);
+            setRun({ id: runId, title, ended: false });
+        });
+    const remove = (backup: Backup) =>
+        submit(async () => {
+            setAsked(undefined);
+            await api.delete(`${base}/${backup.id}`);
+            list.reload();
+        });
+    const ended = (finished: Run) => {
+        setRun((current) => (current && current.id === finished.id ? { ...current, ended: true } : current));
+        list.reload();
+        props.onRunEnded();
+    };
+
+    return (
+        <div class="backups">
+            <p class="field-hint">
+                Each backup holds the app’s folder (compose file, secrets), its nginx site, its named volumes and, where its recipe says
+                how, a dump of its database, in the server’s restic repository.
+            </p>
+            {props.editable && deployed ? (
+                <div class="app-action-buttons">
+                    <Button busy={busy && !asked} disabled={running || busy} onClick={() => void start('Backup', base)}>
+                        Back up now
+                    </Button>
+                </div>
+            ) : null}
+            {asked ? (
+                <div
+                    class="app-action-confirm"
+                    role="group"
+                    aria-label={`Confirm: ${asked.what} the backup of ${dateTime(asked.backup.time)}`}
+                >
+                    <p>{QUESTIONS[asked.what](props.app.name, asked.backup)}</p>
+                    <div class="app-action-buttons">
+                        <Button
+                            variant="danger"
+                            busy={busy}
+                            onClick={() =>
+                                void (asked.what === 'restore'
+                                    ? start('Restore', `${base}/${asked.backup.id}/restore`)
+                                    : remove(asked.backup))
+                            }
+                        >
+                            {asked.what === 'restore' ? `Restore ${props.app.name}` : 'Remove the backup'}
+                        </Button>
+                        <Button onClick={() => setAsked(undefined)}>Cancel</Button>
+                    </div>
+                </div>
+            ) : null}
+            <ErrorText error={error} />
+            <BackupTable
+                list={list}
+                deployed={deployed}
+                actions={props.editable && deployed && !running && !busy ? (what, backup) => setAsked({ what, backup }) : undefined}
+            />
+            {run ? <RunLog key={run.id} runId={run.id} title={run.title} onEnd={ended} /> : null}
+        </div>
+    );
+}
+
+function BackupTable(props: {
+    list: ReturnType<typeof useApi<BackupList>>;
+    deployed: boolean;
+    actions: ((what: Asked['what'], backup: Backup) => void) | undefined;
+}) {
+    const { list } = props;
+    if (!list.data) {
+        return list.loading ? <Spinner label="Reading the backups…" /> : <ErrorText error={list.error} />;
+    }
+
+    if (list.data.backups.length === 0) {
+        return <p>{props.deployed ? 'No backup yet.' : 'Nothing is deployed yet, so there is nothing to back up.'}</p>;
+    }
+
+    return (
+        <div class="table-scroll">
+            <table class="table">
+                <caption class="table-caption">Backups, newest first</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">Made</th>
+                        <th scope="col">Why</th>
+                        <th scope="col">Holds</th>
+                        <th scope="col">Size</th>
+                        {props.actions ? <th scope="col">Actions</th> : null}
+                    </tr>
+                </thead>
+                <tbody>
+                    {list.data.backups.map((backup) => (
+                        <tr key={backup.id} data-backup={backup.id}>
+                            <th scope="row">
+                                <time dateTime={backup.time} title={dateTime(backup.time)}>
+                                    {relativeTime(backup.time)}
+                                </time>
+                            </th>
+                            <td>{backup.reason}</td>
+                            <td>{holdings(backup)}</td>
+                            <td>{bytes(backup.size)}</td>
+                            {props.actions ? (
+                                <td class="backup-actions">
+                                    <Button
+                                        variant="link"
+                                        aria-label={`Restore the backup of ${dateTime(backup.time)}`}
+                                        onClick={() => props.actions?.('restore', backup)}
+                                    >
+                                        Restore
+                                    </Button>{' '}
+                                    <Button
+                                        variant="link"
+                                        aria-label={`Remove the backup of ${dateTime(backup.time)}`}
+                                        onClick={() => props.actions?.('remove', backup)}
+                                    >
+                                        Remove
+                                    </Button>
+                                </td>
+                            ) : null}
+                        </tr>
+                    ))}
+                </tbody>
+            </table>
+        </div>
+    );
+}
