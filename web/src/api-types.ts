@@ -1231,6 +1231,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    '/api/apps/{name}/updates': {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The updates of the app's image: newer tags of its version line (same major unless otherMajors), or a new image under its moving tag */
+        get: operations['listUpdates'];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    '/api/apps/{name}/update': {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Moves the app's main service to the tag (its own tag pulls it again): backs up first, and on any failure puts back the image and the data */
+        post: operations['updateApp'];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     '/api/admin/users': {
         parameters: {
             query?: never;
@@ -1472,6 +1506,21 @@ export interface components {
             files: components['schemas']['AppFile'][];
             lint: components['schemas']['Finding'][];
             availability: components['schemas']['Availability'];
+        };
+        /** @description the updates of an app's image (GET /api/apps/{name}/updates) */
+        AppUpdates: {
+            image: string;
+            tag: string;
+            /** @description whether the tag is a version (updates are newer tags) or a moving tag (an update is a new image under it) */
+            versioned: boolean;
+            /** @description newest first */
+            updates: {
+                tag: string;
+                /** @enum {string} */
+                change: 'patch' | 'minor' | 'major' | 'digest';
+            }[];
+            /** @description false when the registry's tag list was cut short */
+            complete: boolean;
         };
         Backup: {
             id: number;
@@ -4216,6 +4265,76 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    listUpdates: {
+        parameters: {
+            query?: {
+                otherMajors?: boolean;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['AppUpdates'];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    updateApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                'application/json': {
+                    tag: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['RunStarted'];
+                };
             };
             /** @description An error */
             default: {

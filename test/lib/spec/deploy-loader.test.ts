@@ -89,6 +89,7 @@ const ROLES_OF_ROUTES = {
         'recipes.listAutoLoginAdapters',
         'recipes.saveAppRecipe',
         'secrets.generateSecret',
+        'updates.updateApp',
     ],
     admin: [
         'audit.listAudit',
@@ -107,7 +108,7 @@ const ROLES_OF_ROUTES = {
         'users.listUsers',
         'users.updateUser',
     ],
-    viewer: ['backups.listBackups'],
+    viewer: ['backups.listBackups', 'updates.listUpdates'],
 };
 
 function specText(groupRole: string | undefined, routes: Array<{ path: string; handler: string; role?: string }>): string {

@@ -14,7 +14,7 @@ import type Docker from 'dockerode';
 
 import { LABEL } from '../host/compose-labels.ts';
 import { dockerClient } from '../host/docker-client.ts';
-import { engineOf, planFromDisk, RolledBackError, upOptions } from '../engine/app-runs.ts';
+import { deployApp, engineOf, planFromDisk, RolledBackError, upOptions } from '../engine/app-runs.ts';
 import type { ProjectPlan } from '../engine/compose-plan.ts';
 import type { BackupFirst, RunContext } from '../engine/run-context.ts';
 import type { RecipeDump } from '../recipes/recipe-types.ts';
@@ -314,7 +314,7 @@ async function writeVolume(context: RunContext, docker: Docker, plan: ProjectPla
  * Puts the snapshot's folder, site and volumes in place of the app's (which must be stopped), starts the app, then
  * feeds it the snapshot's dump when the recipe says how.
  */
-async function putBackAndStart(context: RunContext, data: BackupRunData, snapshot: string): Promise<void> {
+async function putBackAndStart(context: RunContext, data: BackupFirst, snapshot: string): Promise<void> {
     const docker = dockerClient();
     const staging = stagingDir(context, 'restore');
     try {
@@ -392,10 +392,11 @@ export async function backupRun(context: RunContext, data: BackupRunData): Promi
  * The backup a run that changes an app takes first (BACKUP_BEFORE_CHANGES). One that fails ends the run rolled back
  * before anything was changed: no change goes ahead without the way back.
  */
-export async function backupBeforeChange(context: RunContext, first: BackupFirst): Promise<void> {
+export async function backupBeforeChange(context: RunContext, first: BackupFirst): Promise<{ id: number; snapshot: string }> {
+    let made: { id: number; snapshot: string };
     try {
         await clearLeftovers(context);
-        await backupApp(context, first, first.reason);
+        made = await backupApp(context, first, first.reason);
     } catch (error) {
         const message = `the backup taken before the change failed, so nothing was changed: ${(error as Error).message}`;
         context.log(`Failed: ${message} (BACKUP_BEFORE_CHANGES=false changes without one)`, 'error');
@@ -406,6 +407,38 @@ export async function backupBeforeChange(context: RunContext, first: BackupFirst
     await applyRetention(context, first).catch((error: unknown) =>
         context.log(`Older backups were not removed this time: ${(error as Error).message}`, 'warning'),
     );
+    return made;
+}
+
+/**
+ * An update: the deploy of the new image, after the backup taken first. A deploy that fails puts the old image's
+ * containers and files back itself; the data the new image may already have changed (a migration at its start) is
+ * then put back from that backup too, so that the app is as it was.
+ */
+export async function updateApp(context: RunContext, first: BackupFirst | undefined): Promise<void> {
+    if (!first) {
+        throw new Error('an update takes a backup first, and none could be prepared');
+    }
+
+    const kept = await backupBeforeChange(context, first);
+    try {
+        await deployApp(context);
+    } catch (error) {
+        context.step = 'rollback';
+        try {
+            await engineOf(context).stop(planFromDisk(context));
+            await putBackAndStart(context, first, kept.snapshot);
+        } catch (undo) {
+            throw new Error(
+                `${(error as Error).message}; the data could not be put back from backup ${kept.id}: ${(undo as Error).message}`,
+            );
+        }
+
+        context.log(`Put the app's data back from backup ${kept.id}, taken before the update`, 'warning');
+        throw error instanceof RolledBackError
+            ? error
+            : new Error(`${(error as Error).message}; its data was put back from backup ${kept.id}`);
+    }
 }
 
 /**

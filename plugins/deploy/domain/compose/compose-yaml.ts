@@ -28,6 +28,13 @@ export interface ComposeSource {
     lineOf: LineOf;
 }
 
+/** The compose text with one service's image replaced; comments and everything else stay as written. */
+export function withServiceImage(text: string, service: string, image: string): string {
+    const document = YAML.parseDocument(text, { customTags: (tags) => [goOctal, ...tags] });
+    document.setIn(['services', service, 'image'], image);
+    return document.toString({ lineWidth: 0 });
+}
+
 /** Reads compose YAML as plain data (YAML 1.2, merge keys resolved); a syntax error names its line and column. */
 export function readComposeText(text: string): ComposeSource {
     const lineCounter = new LineCounter();

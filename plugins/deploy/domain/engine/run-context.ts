@@ -12,7 +12,7 @@ import type { RecipeDump } from '../recipes/recipe-types.ts';
 import type { RunMessage } from '../runs/run-service.ts';
 import { fileEntry, type JournalEntry, rewriteJournal, writeJournal } from './run-journal.ts';
 
-export type AppRunKind = 'deploy' | 'compose' | 'nginx' | 'action' | 'delete' | 'sso';
+export type AppRunKind = 'deploy' | 'compose' | 'nginx' | 'action' | 'delete' | 'sso' | 'update';
 export type AppAction = 'restart' | 'stop' | 'start';
 
 export interface DeleteOptions {

@@ -12,6 +12,7 @@ import { type AppRecord, apps } from '../apps/app-service.ts';
 import { startedAdapterNames } from '../apps/spec-definitions.ts';
 import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
+import { withServiceImage } from '../compose/compose-yaml.ts';
 import type { ComposeSpec } from '../compose/compose-types.ts';
 import { idpConnection } from '../../../idp/connection-service.ts';
 import { loadMethod, methodNames } from '../../../sso/methods.ts';
@@ -20,7 +21,7 @@ import { fillCommandPlaceholders, fillYamlPlaceholders, openedSecretValues, plac
 import { appAccess } from '../access/access-service.ts';
 import { appliedMethod, methodSettingsOf } from '../access/identity.ts';
 import { accessForRun } from '../access/run-site.ts';
-import { composeWithRecipe } from '../recipes/recipe-compose.ts';
+import { composeWithRecipe, mainService } from '../recipes/recipe-compose.ts';
 import { refuseBadRecipe } from '../recipes/recipe-files.ts';
 import { recipes } from '../recipes/recipe-service.ts';
 import { needsAdminUser, recipeNeeds } from '../recipes/recipe-types.ts';
@@ -105,6 +106,7 @@ const BACKUP_REASONS: Partial<Record<AppRunKind, string>> = {
     nginx: 'before nginx change',
     sso: 'before sign-in change',
     delete: 'before delete',
+    update: 'before update',
 };
 
 /** Makes the backup a run takes first, or none (the app has nothing deployed to back up). */
@@ -165,6 +167,35 @@ export class LifecycleService extends Service {
         await this.#refuseBadAppliedRecipe(app);
         const saved = await apps(this.server).saveDraft(app.name, { nginx: text, nginxEditor: update.mode });
         return await this.#startWithFiles(saved, 'nginx', actor);
+    }
+
+    /**
+     * Moves the app's main service to another tag of its image (or pulls its moving tag again) in a run that backs the
+     * app up first whatever BACKUP_BEFORE_CHANGES says, and on any failure puts back the image and the data.
+     */
+    async updateImage(name: string, actor: DeployUser, tag: string): Promise<number> {
+        const app = await apps(this.server).require(name);
+        if (app.state === 'draft' || !app.image) {
+            throw new ValidationError(
+                `${app.name} ${app.image ? 'has not been deployed yet: deploy it first' : 'runs no image of its own: update its compose file'}`,
+            );
+        }
+
+        await this.#refuseWhileRunning(app.name);
+        await this.#refuseBadAppliedRecipe(app);
+        const spec = parseCompose(app.draft.compose);
+        const service = mainService(spec, { image: app.image });
+        if (!service || spec.services[service]?.image !== `${app.image}:${app.tag}`) {
+            throw new ValidationError(
+                `tag: the compose file's main service does not run ${app.image}:${app.tag}; change its compose file instead`,
+            );
+        }
+
+        const compose = withServiceImage(app.draft.compose, service, `${app.image}:${tag}`);
+        // The tag is the only change: risks the compose file had were accepted when it was deployed.
+        await this.#checkFilledCompose(withDraft(app, { compose }), await apps(this.server).secretsOf(app.name), true);
+        const saved = await apps(this.server).saveDraft(app.name, { compose });
+        return await this.#startWithFiles(saved, 'update', actor, { compose: app.draft.compose, composeEditor: app.draft.composeEditor });
     }
 
     async act(name: string, actor: DeployUser, action: AppAction): Promise<number> {
@@ -486,7 +517,8 @@ export class LifecycleService extends Service {
     async #backupFirst(app: AppRecord, kind: AppRunKind, remove: DeleteOptions | undefined): Promise<BackupFirst | undefined> {
         const reason = BACKUP_REASONS[kind];
         const removesData = remove !== undefined && (remove.deleteData || remove.removeVolumes) && !remove.removeArchives;
-        if (!reason || (kind === 'delete' && !removesData) || app.state === 'draft' || !this.server.app.config.backups.beforeChanges) {
+        const wanted = kind === 'update' || this.server.app.config.backups.beforeChanges;
+        if (!reason || (kind === 'delete' && !removesData) || app.state === 'draft' || !wanted) {
             return undefined;
         }
 

@@ -22,10 +22,14 @@ export interface AvailableUpdate {
     latest: string;
 }
 
-/** The updates there are for this server's apps; an image the registry cannot be asked of is left out. */
-export async function availableUpdates(server: Server): Promise<AvailableUpdate[]> {
+/**
+ * The updates there are for this server's apps (or the one app named); an image the registry cannot be asked of is
+ * left out.
+ */
+export async function availableUpdates(server: Server, onlyApp?: string): Promise<AvailableUpdate[]> {
     const docker = dockerClient();
-    const listed = await docker.listContainers({ filters: { label: [`${LABEL.managed}=true`, LABEL.project] } });
+    const project = onlyApp === undefined ? LABEL.project : `${LABEL.project}=${onlyApp}`;
+    const listed = await docker.listContainers({ filters: { label: [`${LABEL.managed}=true`, project] } });
     const apps = await appService(server).existing([...new Set(listed.map((summary) => summary.Labels[LABEL.project] ?? ''))]);
     const updates: AvailableUpdate[] = [];
     const seen = new Set<string>();
