@@ -1,4 +1,4 @@
-/** The daily tick of the update check: the server compares the deployed images with their registries (plugins/deploy/domain/notifications/update-check.ts). */
+/** The daily tick of the update check: the server compares the deployed images with their registries (plugins/deploy/domain/updates/update-service.ts). */
 import { done, post } from '../lib/worker.ts';
 
 post({ due: true });

@@ -21,7 +21,7 @@ import { deployRouteExtensions, deploySecurityPlugin, SESSION_STRATEGY } from '.
  * accounts (the setup token) and OIDC sign-in, then runs (taking over interrupted ones, which may need the others'
  * services), then certificate renewal, notifications, the resources sampler and the backup schedule.
  */
-export const DEPLOY_SETUP_ORDER = ['dns', 'accounts', 'oidc', 'runs', 'acme', 'notifications', 'stats', 'backups'] as const;
+export const DEPLOY_SETUP_ORDER = ['dns', 'accounts', 'oidc', 'runs', 'acme', 'notifications', 'stats', 'backups', 'updates'] as const;
 
 export interface DeployPluginOptions {
     /** The YAML route specs. */

@@ -1231,6 +1231,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    '/api/updates': {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The updates last found of each app (the daily check's, or its page's look) whose tag has not changed since: what the lists mark */
+        get: operations['listKnownUpdates'];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     '/api/apps/{name}/updates': {
         parameters: {
             query?: never;
@@ -1514,13 +1531,29 @@ export interface components {
             /** @description whether the tag is a version (updates are newer tags) or a moving tag (an update is a new image under it) */
             versioned: boolean;
             /** @description newest first */
-            updates: {
-                tag: string;
-                /** @enum {string} */
-                change: 'patch' | 'minor' | 'major' | 'digest';
-            }[];
+            updates: components['schemas']['ImageUpdate'][];
             /** @description false when the registry's tag list was cut short */
             complete: boolean;
+        };
+        KnownUpdateList: {
+            updates: {
+                app: string;
+                /** @description the app's tag when they were found */
+                tag: string;
+                updates: components['schemas']['ImageUpdate'][];
+                /** Format: date-time */
+                checkedAt: string;
+            }[];
+        };
+        ImageUpdate: {
+            tag: string;
+            /**
+             * @description how far a version tag moves, or digest: a moving tag names a newer image
+             * @enum {string}
+             */
+            change: 'patch' | 'minor' | 'major' | 'digest';
+            /** @description the newer image's digest (a moving tag's update) */
+            digest?: string;
         };
         Backup: {
             id: number;
@@ -4265,6 +4298,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    listKnownUpdates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['KnownUpdateList'];
+                };
             };
             /** @description An error */
             default: {

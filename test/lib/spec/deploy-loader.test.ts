@@ -108,7 +108,7 @@ const ROLES_OF_ROUTES = {
         'users.listUsers',
         'users.updateUser',
     ],
-    viewer: ['backups.listBackups', 'updates.listUpdates'],
+    viewer: ['backups.listBackups', 'updates.listKnownUpdates', 'updates.listUpdates'],
 };
 
 function specText(groupRole: string | undefined, routes: Array<{ path: string; handler: string; role?: string }>): string {

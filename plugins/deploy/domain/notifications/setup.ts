@@ -8,7 +8,6 @@ import { runs } from '../runs/run-service.ts';
 import { resourceStats } from '../stats/resource-stats.ts';
 import { CERTIFICATE_CHECK_JOB, type ExpiringCertificate } from './certificate-expiry.ts';
 import { notifications } from './notification-service.ts';
-import { tellOfUpdates, UPDATE_CHECK_JOB } from './update-check.ts';
 
 const FAILED_STATES = new Set(['failed', 'rolled back', 'interrupted']);
 
@@ -59,13 +58,6 @@ export default async function setUpNotifications(server: Server): Promise<void> 
             .catch((error: unknown) =>
                 server.log(['error', 'deploy', 'notifications'], `telling of an unhealthy container failed: ${(error as Error).message}`),
             );
-    });
-    // Once a day, the deployed images are compared with what their tags name at their registries now.
-    await server.app.jobs.schedule({ name: UPDATE_CHECK_JOB, cron: `${Crypto.randomInt(60)} 7 * * *` });
-    server.app.jobs.onMessage(UPDATE_CHECK_JOB, () => {
-        tellOfUpdates(server).catch((error: unknown) =>
-            server.log(['error', 'deploy', 'notifications'], `looking for updates failed: ${(error as Error).message}`),
-        );
     });
     onRenewalFailed(server, async (domain, error) => {
         await notifications(server).certificateRenewalFailed(domain, error);

@@ -1,20 +1,28 @@
 /**
  * Which updates an app's image has (`GET /api/apps/{name}/updates`): for a version tag, the newer tags of its line
  * at the image's registry (the hub's tag lists, kept a few minutes); for a moving tag (`latest`, `stable`), whether
- * the tag names another image now than the one running. The update itself is a run of the lifecycle's.
+ * the tag names another image now than the one running. What is found is kept in `dp_app_updates` for the lists to
+ * mark (`GET /api/updates`); the daily check (jobs/check-updates.ts) looks at every app and tells of each update
+ * once, whichever server on the database finds it. The update itself is a run of the lifecycle's.
  */
+import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { Service } from '../../../../lib/service.ts';
 import { defineService } from '../../../../lib/services.ts';
-import { apps } from '../apps/app-service.ts';
+import { type AppRecord, apps } from '../apps/app-service.ts';
 import { hub } from '../hub/hub-service.ts';
-import { availableUpdates } from '../notifications/update-check.ts';
+import { notifications } from '../notifications/notification-service.ts';
+import { availableUpdates } from './digest-check.ts';
 import { newerTags, parseVersionTag, type VersionChange } from './version-tags.ts';
+
+export const UPDATE_CHECK_JOB = 'check-updates';
 
 export interface ImageUpdate {
     tag: string;
     /** How far the tag moves (a version tag), or `digest`: the same tag names a newer image. */
     change: VersionChange | 'digest';
+    /** The newer image's digest (a moving tag's update). */
+    digest?: string;
 }
 
 export interface AppUpdates {
@@ -25,6 +33,13 @@ export interface AppUpdates {
     updates: ImageUpdate[];
     /** False when the registry's list of tags was cut short: a newer tag may be missing. */
     complete: boolean;
+}
+
+export interface KnownUpdates {
+    app: string;
+    tag: string;
+    updates: ImageUpdate[];
+    checkedAt: string;
 }
 
 export class UpdateService extends Service {
@@ -38,16 +53,103 @@ export class UpdateService extends Service {
             throw new ValidationError(`${app.name} runs no image of its own (it was made from a template): update its compose file`);
         }
 
-        const described = { image: app.image, tag: app.tag };
+        const found = await this.#lookUp(app, app.image, options);
+        // Other majors are asked for by hand: what the lists mark is the default line.
+        if (!options.otherMajors) await this.#remember(app.name, app.tag, found.updates);
+        return found;
+    }
+
+    async #lookUp(app: AppRecord, image: string, options: { otherMajors?: boolean }): Promise<AppUpdates> {
+        const described = { image, tag: app.tag };
         if (parseVersionTag(app.tag)) {
-            const listed = await hub(this.server).tags(app.image);
+            const listed = await hub(this.server).tags(image);
             const tags = listed.tags.map((tag) => tag.name);
             return { ...described, versioned: true, updates: newerTags(app.tag, tags, options), complete: listed.complete };
         }
 
-        const reference = `${app.image}:${app.tag}`;
-        const moved = (await availableUpdates(this.server, app.name)).some((update) => update.image === reference);
-        return { ...described, versioned: false, updates: moved ? [{ tag: app.tag, change: 'digest' }] : [], complete: true };
+        const reference = `${image}:${app.tag}`;
+        const moved = (await availableUpdates(this.server, app.name)).find((update) => update.image === reference);
+        const updates: ImageUpdate[] = moved ? [{ tag: app.tag, change: 'digest', digest: moved.latest }] : [];
+        return { ...described, versioned: false, updates, complete: true };
+    }
+
+    async #remember(app: string, tag: string, updates: ImageUpdate[]): Promise<void> {
+        await this.knex('dp_app_updates')
+            .insert({ app_name: app, tag, updates: JSON.stringify(updates), checked_at: now() })
+            .onConflict('app_name')
+            .merge(['tag', 'updates', 'checked_at']);
+    }
+
+    /** The updates last found of the apps whose tag has not changed since: what the apps list and dashboard mark. */
+    async known(): Promise<KnownUpdates[]> {
+        const rows = (await this.knex('dp_app_updates as u')
+            .join('dp_apps as a', 'a.name', 'u.app_name')
+            .whereRaw('a.tag = u.tag')
+            .whereNot('u.updates', '[]')
+            .orderBy('u.app_name')
+            .select('u.app_name', 'u.tag', 'u.updates', 'u.checked_at')) as Array<Record<string, unknown>>;
+        return rows.map((row) => ({
+            app: String(row.app_name),
+            tag: String(row.tag),
+            updates: JSON.parse(String(row.updates)) as ImageUpdate[],
+            checkedAt: toRfc3339(Number(row.checked_at)),
+        }));
+    }
+
+    /** What was found is stale once the app moved (an update run succeeded). */
+    async forget(app: string): Promise<void> {
+        await this.knex('dp_app_updates').where({ app_name: app }).delete();
+    }
+
+    /**
+     * Looks at every deployed app's image; tells whoever asked for `update-available` of each update not told of
+     * before (the newest tag, or the new digest), once whichever server finds it. Answers what was found.
+     */
+    async checkAll(): Promise<Array<AppUpdates & { app: string }>> {
+        const rows = (await this.knex('dp_apps')
+            .whereNot({ state: 'draft' })
+            .whereNotNull('image')
+            .orderBy('name')
+            .select('name')) as Array<{
+            name: string;
+        }>;
+        const found: Array<AppUpdates & { app: string }> = [];
+        for (const { name } of rows) {
+            let answer: AppUpdates;
+            try {
+                answer = await this.available(name);
+            } catch {
+                // A registry this server may not ask, or one that does not answer: the next check tries again.
+                continue;
+            }
+
+            const [newest] = answer.updates;
+            if (!newest) continue;
+            found.push({ app: name, ...answer });
+            await this.#tellOnce(name, answer, newest);
+        }
+
+        return found;
+    }
+
+    async #tellOnce(app: string, answer: AppUpdates, newest: ImageUpdate): Promise<void> {
+        const key = newest.change === 'digest' ? `digest:${newest.digest ?? ''}` : `tag:${newest.tag}`;
+        // One server's write wins: only the one that changed the row tells.
+        const claimed = await this.knex('dp_app_updates')
+            .where({ app_name: app })
+            .andWhere((query) => query.whereNull('told').orWhereNot('told', key))
+            .update({ told: key });
+        if (claimed !== 1) return;
+        const reference = `${answer.image}:${answer.tag}`;
+        await notifications(this.server).notify({
+            kind: 'update-available',
+            app,
+            summary:
+                newest.change === 'digest'
+                    ? `an update of ${reference} is available for ${app}`
+                    : `${answer.image}:${newest.tag} is available for ${app} (it runs ${answer.tag})`,
+            details: { image: reference, tag: newest.tag, change: newest.change, ...(newest.digest ? { digest: newest.digest } : {}) },
+        });
     }
 }
 

@@ -8,6 +8,8 @@ function nameOf(request: Request): string {
     return String((request.params as { name: string }).name);
 }
 
+export const listKnownUpdates: Lifecycle.Method = async (request) => ({ updates: await updates(request.server).known() });
+
 export const listUpdates: Lifecycle.Method = async (request) => {
     const { otherMajors } = request.query as { otherMajors?: boolean };
     return await updates(request.server).available(nameOf(request), { otherMajors: otherMajors === true });

@@ -4,12 +4,13 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { notifications } from '../../../../../plugins/deploy/domain/notifications/notification-service.ts';
-import { tellOfUpdates } from '../../../../../plugins/deploy/domain/notifications/update-check.ts';
+import { updates } from '../../../../../plugins/deploy/domain/updates/update-service.ts';
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
 import { backupTestServer, deployWithVolume, removeVolumes } from '../../../../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../../support/webhook-receiver.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { runToEnd } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -49,7 +50,7 @@ describe('notifications: an update of a deployed image', { timeout: 600_000 }, (
     });
 
     it('finds nothing while every deployed image is what its tag names', async () => {
-        expect(await tellOfUpdates(server.context.server)).to.equal([]);
+        expect(await updates(server.context.server).checkAll()).to.equal([]);
         await notifications(server.context.server).settled();
         expect(hooks.received).to.equal([]);
     });
@@ -57,10 +58,10 @@ describe('notifications: an update of a deployed image', { timeout: 600_000 }, (
     it('tells of an image whose tag now names another, once, and only for that app', async () => {
         // A new image pushed under the same tag, as a publisher's new release is.
         buildWebImage(movedImage, '<h1>two</h1>\n', true);
-        const found = await tellOfUpdates(server.context.server);
+        const found = await updates(server.context.server).checkAll();
         expect(found.map((update) => update.app)).to.equal([MOVED]);
-        expect(found[0]).to.include({ service: 'web', image: movedImage });
-        expect(found[0]?.latest).to.match(/^sha256:[0-9a-f]{64}$/);
+        expect(found[0]).to.include({ image: movedImage.slice(0, movedImage.lastIndexOf(':')), tag: SUFFIX, versioned: false });
+        expect(found[0]?.updates[0]?.digest).to.match(/^sha256:[0-9a-f]{64}$/);
         await notifications(server.context.server).settled();
         expect(hooks.received).to.have.length(1);
         expect(hooks.received[0]).to.include({
@@ -69,9 +70,20 @@ describe('notifications: an update of a deployed image', { timeout: 600_000 }, (
             summary: `an update of ${movedImage} is available for ${MOVED}`,
         });
 
-        // The same update found again is not told again.
-        expect(await tellOfUpdates(server.context.server)).to.have.length(1);
+        // The same update found again is not told again; what was told is kept in the database (where another server
+        // on it claims the same row), not in this server's memory.
+        expect(await updates(server.context.server).checkAll()).to.have.length(1);
         await notifications(server.context.server).settled();
         expect(hooks.received).to.have.length(1);
+        const told = await server.context.database.knex('dp_app_updates').where({ app_name: MOVED }).first('told');
+        expect(told?.told).to.match(/^digest:sha256:[0-9a-f]{64}$/);
+
+        // The lists mark it (GET /api/updates), until an update run moves the app to the new image.
+        const known = (await server.admin.get('/api/updates')).body as { updates: Array<{ app: string }> };
+        expect(known.updates.map((entry) => entry.app)).to.equal([MOVED]);
+        const updated = await runToEnd(server.admin, await server.admin.post(`/api/apps/${MOVED}/update`, { tag: SUFFIX }));
+        expect(updated.state, updated.text).to.equal('succeeded');
+        expect(((await server.admin.get('/api/updates')).body as { updates: unknown[] }).updates).to.equal([]);
+        expect(await updates(server.context.server).checkAll()).to.equal([]);
     });
 });

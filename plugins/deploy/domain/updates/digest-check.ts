@@ -1,5 +1,5 @@
 /**
- * Which deployed apps run an image whose tag now names another image at its registry: each running container's
+ * Which deployed apps run an image whose moving tag now names another image at its registry: each running container's
  * image (as Compose started it, `repository:tag`) is asked of its registry through the hub's look-ups (the same
  * allow-list), and compared with the digests the local image was pulled by.
  */
@@ -9,9 +9,6 @@ import { apps as appService } from '../apps/app-service.ts';
 import { hub } from '../hub/hub-service.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { dockerClient } from '../host/docker-client.ts';
-import { notifications } from './notification-service.ts';
-
-export const UPDATE_CHECK_JOB = 'check-updates';
 
 export interface AvailableUpdate {
     app: string;
@@ -52,30 +49,6 @@ export async function availableUpdates(server: Server, onlyApp?: string): Promis
 
         if (!pulledBy.some((reference) => reference.endsWith(`@${latest}`))) {
             updates.push({ app, service: summary.Labels[LABEL.service] ?? '', image, latest });
-        }
-    }
-
-    return updates;
-}
-
-/** What was told of already, per server: an app's image and the digest its update has. */
-const told = new WeakMap<object, Map<string, string>>();
-
-/** Tells whoever asked for `update-available` of each update not told of before; answers the updates found. */
-export async function tellOfUpdates(server: Server): Promise<AvailableUpdate[]> {
-    const updates = await availableUpdates(server);
-    const known = told.get(server.app) ?? new Map<string, string>();
-    told.set(server.app, known);
-    for (const update of updates) {
-        const key = `${update.app}\n${update.image}`;
-        if (known.get(key) !== update.latest) {
-            known.set(key, update.latest);
-            await notifications(server).notify({
-                kind: 'update-available',
-                app: update.app,
-                summary: `an update of ${update.image} is available for ${update.app}`,
-                details: { image: update.image, service: update.service, digest: update.latest },
-            });
         }
     }
 

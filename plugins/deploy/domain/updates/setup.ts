@@ -1,0 +1,26 @@
+import Crypto from 'node:crypto';
+
+import type { Server } from '@hapi/hapi';
+
+import { runs } from '../runs/run-service.ts';
+import { UPDATE_CHECK_JOB, updates } from './update-service.ts';
+
+/**
+ * Once a day (at a minute chosen per server) every deployed app's image is compared with its registry
+ * (jobs/check-updates.ts ticks, the server looks); what an app's successful update run leaves behind is forgotten.
+ */
+export default async function setUpUpdates(server: Server): Promise<void> {
+    await server.app.jobs.schedule({ name: UPDATE_CHECK_JOB, cron: `${Crypto.randomInt(60)} 7 * * *` });
+    server.app.jobs.onMessage(UPDATE_CHECK_JOB, () => {
+        updates(server)
+            .checkAll()
+            .catch((error: unknown) =>
+                server.log(['error', 'deploy', 'updates'], `looking for updates failed: ${(error as Error).message}`),
+            );
+    });
+    runs(server).onEnded(async (run) => {
+        if (run.kind === 'update' && run.state === 'succeeded') {
+            await updates(server).forget(run.app);
+        }
+    });
+}
