@@ -7,7 +7,9 @@ import { ForbiddenError } from '../../../lib/errors.ts';
 import { accessCheck } from './shared/access.ts';
 import { credentialsOf, GIT_AUTH_STRATEGY, signedInUser } from '../domain/identity/auth.ts';
 import { users, type UserRow, visibilityName } from '../domain/identity/user-service.ts';
-import { MAX_PACKAGE_FILE_BYTES, packages, type PackageVersionRef } from '../domain/packages/package-service.ts';
+import { MAX_PACKAGE_FILE_BYTES } from '../domain/packages/package-blobs.ts';
+import type { PackageVersionRef } from '../domain/packages/package-names.ts';
+import { packages } from '../domain/packages/package-service.ts';
 
 const VERSION_PATH = '/api/packages/{owner}/generic/{name}/{version}';
 const FILE_PATH = `${VERSION_PATH}/{filename}`;

@@ -2,7 +2,8 @@ import type { Lifecycle } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { signedInUser } from '../../domain/identity/auth.ts';
-import { packages, toApiPackage } from '../../domain/packages/package-service.ts';
+import { toApiPackage } from '../../domain/packages/package-api.ts';
+import { packages } from '../../domain/packages/package-service.ts';
 
 export const adminListPackages: Lifecycle.Method = async (request, h) => {
     const query = request.query as Record<string, unknown>;

@@ -5,7 +5,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { isValidFilename, isValidGenericName, packages } from '../../../../plugins/git/domain/packages/package-service.ts';
+import { isValidFilename, isValidGenericName } from '../../../../plugins/git/domain/packages/package-names.ts';
+import { packages } from '../../../../plugins/git/domain/packages/package-service.ts';
 import { createTestServer, createTestUser, type TestServer, type TestUser } from '../../../helpers/server.ts';
 
 export const lab = Lab.script();
