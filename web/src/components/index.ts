@@ -2,6 +2,7 @@
 export { Badge, type BadgeLevel, type BadgeTone, toneOfState } from './Badge.tsx';
 export { Button, type ButtonVariant } from './Button.tsx';
 export { Card } from './Card.tsx';
+export { Confirm } from './Confirm.tsx';
 export { CopyButton } from './CopyButton.tsx';
 export { ErrorText } from './ErrorText.tsx';
 export { Field } from './Field.tsx';

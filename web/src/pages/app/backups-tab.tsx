@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 
 import { api, type ApiError, asApiError, useApi } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
+import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { useSubmit } from '../../components/use-submit.ts';
@@ -75,27 +76,16 @@ export function BackupsTab(props: { app: App; editable: boolean; onRunEnded: () 
                 </div>
             ) : null}
             {asked ? (
-                <div
-                    class="app-action-confirm"
-                    role="group"
-                    aria-label={`Confirm: ${asked.what} the backup of ${dateTime(asked.backup.time)}`}
-                >
-                    <p>{QUESTIONS[asked.what](props.app.name, asked.backup)}</p>
-                    <div class="app-action-buttons">
-                        <Button
-                            variant="danger"
-                            busy={busy}
-                            onClick={() =>
-                                void (asked.what === 'restore'
-                                    ? start('Restore', `${base}/${asked.backup.id}/restore`)
-                                    : remove(asked.backup))
-                            }
-                        >
-                            {asked.what === 'restore' ? `Restore ${props.app.name}` : 'Remove the backup'}
-                        </Button>
-                        <Button onClick={() => setAsked(undefined)}>Cancel</Button>
-                    </div>
-                </div>
+                <Confirm
+                    label={`Confirm: ${asked.what} the backup of ${dateTime(asked.backup.time)}`}
+                    question={QUESTIONS[asked.what](props.app.name, asked.backup)}
+                    action={asked.what === 'restore' ? `Restore ${props.app.name}` : 'Remove the backup'}
+                    busy={busy}
+                    onConfirm={() =>
+                        void (asked.what === 'restore' ? start('Restore', `${base}/${asked.backup.id}/restore`) : remove(asked.backup))
+                    }
+                    onCancel={() => setAsked(undefined)}
+                />
             ) : null}
             <ErrorText error={error} />
             <BackupTable

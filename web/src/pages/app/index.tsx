@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiError, canEdit, isAdmin, useApi, useSession } from '../../api.ts';
 import { Badge } from '../../components/Badge.tsx';
 import { Button } from '../../components/Button.tsx';
+import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { type TabItem, Tabs } from '../../components/Tabs.tsx';
@@ -23,9 +24,11 @@ import { ResourcesTab } from './resources-tab.tsx';
 import { RunLog } from './run-log.tsx';
 import { RunsTab } from './runs-tab.tsx';
 import { StatusTab } from './status-tab.tsx';
+import { UpdatesTab } from './updates-tab.tsx';
 import type { App, RunStarted } from './types.ts';
 
-type TabId = 'status' | 'logs' | 'resources' | 'runs' | 'backups' | 'files' | 'account' | 'access' | 'compose' | 'nginx' | 'delete';
+type TabId =
+    'status' | 'logs' | 'resources' | 'runs' | 'backups' | 'updates' | 'files' | 'account' | 'access' | 'compose' | 'nginx' | 'delete';
 
 const TABS: Array<{ id: TabId; label: string; adminOnly?: boolean }> = [
     { id: 'status', label: 'Status' },
@@ -33,6 +36,7 @@ const TABS: Array<{ id: TabId; label: string; adminOnly?: boolean }> = [
     { id: 'resources', label: 'Resources' },
     { id: 'runs', label: 'Runs' },
     { id: 'backups', label: 'Backups' },
+    { id: 'updates', label: 'Updates' },
     { id: 'files', label: 'Files' },
     { id: 'account', label: 'Sign-in' },
     { id: 'access', label: 'Access' },
@@ -97,15 +101,13 @@ function Actions(props: { app: App; run: ActionRun | undefined; onStarted: (run:
                 ))}
             </div>
             {asking ? (
-                <div class="app-action-confirm" role="group" aria-label={`Confirm: ${ACTION_LABELS[asking].toLowerCase()}`}>
-                    <p>{CONFIRM_TEXT[asking](props.app.name)}</p>
-                    <div class="app-action-buttons">
-                        <Button variant="danger" onClick={() => void act(asking)}>
-                            {`${ACTION_LABELS[asking]} ${props.app.name}`}
-                        </Button>
-                        <Button onClick={() => setAsking(undefined)}>Cancel</Button>
-                    </div>
-                </div>
+                <Confirm
+                    label={`Confirm: ${ACTION_LABELS[asking].toLowerCase()}`}
+                    question={CONFIRM_TEXT[asking](props.app.name)}
+                    action={`${ACTION_LABELS[asking]} ${props.app.name}`}
+                    onConfirm={() => void act(asking)}
+                    onCancel={() => setAsking(undefined)}
+                />
             ) : null}
             <ErrorText error={error} />
         </section>
@@ -167,6 +169,7 @@ export function AppPage(props: { name: string }) {
         resources: () => <ResourcesTab app={shown} />,
         runs: () => <RunsTab key={`runs-${runsVersion}`} app={shown} onRunEnded={changed} />,
         backups: () => <BackupsTab app={shown} editable={editable} onRunEnded={changed} />,
+        updates: () => <UpdatesTab app={shown} editable={editable} onRunEnded={changed} />,
         files: () => <FilesTab app={shown} />,
         account: () => <AccountTab app={shown} editable={editable} onChanged={changed} />,
         access: () => <AccessTab app={shown} editable={editable} onChanged={changed} />,
