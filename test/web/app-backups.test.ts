@@ -4,11 +4,18 @@ import * as Lab from '@hapi/lab';
 import type { Page } from 'playwright-core';
 
 import type { Browser } from '../helpers/browser.ts';
-import { appHostPorts } from '../helpers/server.ts';
 import { backupsOf, deployWithVolume, inApp, removeVolumes } from '../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../support/images.ts';
 import { type RunningServices, startServices } from '../support/services.ts';
-import { checkAccessibility, openAdminPage, type PageProblems, screenshot, startWebServer, type WebServer } from './harness.ts';
+import {
+    checkAccessibility,
+    openAdminPage,
+    type PageProblems,
+    runEnded,
+    screenshot,
+    startDeployingWebServer,
+    type WebServer,
+} from './harness.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -16,7 +23,6 @@ const { expect } = Code;
 
 const SUFFIX = Math.random().toString(36).slice(2, 8);
 const APP = `vault-${SUFFIX}`;
-const RUN_TIMEOUT_MS = 240_000;
 
 describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
     let services: RunningServices;
@@ -28,22 +34,11 @@ describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
 
     const backupsUrl = () => `${web.baseUrl}/apps/${APP}/backups`;
     const rows = () => page.getByRole('table', { name: 'Backups, newest first' }).locator('tbody tr');
-    const runEnded = async () => {
-        await page.locator('.run-log').last().waitFor();
-        await page.locator('.run-log:not([data-state="running"])').last().waitFor({ timeout: RUN_TIMEOUT_MS });
-        return await page.locator('.run-log').last().getAttribute('data-state');
-    };
 
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
         image = buildWebImage(`${services.exports.REGISTRY_URL}/gatehouse-test/vault-web:${SUFFIX}`, '<h1>vault</h1>\n', true);
-        const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
-        web = await startWebServer({
-            ...withoutAcme,
-            BASE_DOMAIN: 'apps.test',
-            APPS_FIRST_HOST_PORT: String(await appHostPorts()),
-            BACKUP_PASSWORD: `vault-password-${SUFFIX}`,
-        });
+        web = await startDeployingWebServer(services, { BACKUP_PASSWORD: `vault-password-${SUFFIX}` });
         admin = web.admin as Browser;
         await deployWithVolume({ admin }, APP, image);
         ({ page, problems } = await openAdminPage(web));
@@ -63,7 +58,7 @@ describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
         await page.getByText('No backup yet.').waitFor();
 
         await page.getByRole('button', { name: 'Back up now' }).click();
-        expect(await runEnded()).to.equal('succeeded');
+        expect(await runEnded(page)).to.equal('succeeded');
         await rows().first().waitFor();
         expect(await rows().count()).to.equal(1);
         const row = await rows().first().textContent();
@@ -84,7 +79,7 @@ describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
         expect(await question.textContent()).to.contain('visitors get an error meanwhile');
         await screenshot(page, 'app-backups-2-restore-asked');
         await question.getByRole('button', { name: `Restore ${APP}` }).click();
-        expect(await runEnded()).to.equal('succeeded');
+        expect(await runEnded(page)).to.equal('succeeded');
         expect(inApp(APP, 'cat /data/words.txt')).to.equal('first words');
 
         // What the restore replaced was backed up first, and is listed above the one restored.

@@ -15,9 +15,10 @@ import type { BrowserContext, Page } from 'playwright-core';
 
 import { ROOT_DIR, WEB_DIST_DIR } from '../../server.ts';
 import { Browser, signIn } from '../helpers/browser.ts';
-import { createTestServer, freePort, type TestServer } from '../helpers/server.ts';
+import { appHostPorts, createTestServer, freePort, type TestServer } from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { launchChromium, type RunningChromium } from '../support/chromium.ts';
+import type { RunningServices } from '../support/services.ts';
 
 export type Role = 'viewer' | 'editor' | 'admin';
 
@@ -259,6 +260,27 @@ export async function startWebServer(environment: Record<string, string> = {}, o
 }
 
 /** A browser of its own signed in as the first administrator, its page watched for problems. */
+/**
+ * A web server that deploys for real on the test's services (Docker, nginx, the registry), without an ACME directory
+ * (the site keeps its stand-in certificate), its apps under apps.test.
+ */
+export async function startDeployingWebServer(services: RunningServices, environment: Record<string, string> = {}): Promise<WebServer> {
+    const { ACME_DIRECTORY_URL: _acme, ACME_CA_FILE: _ca, ...withoutAcme } = services.exports;
+    return await startWebServer({
+        ...withoutAcme,
+        BASE_DOMAIN: 'apps.test',
+        APPS_FIRST_HOST_PORT: String(await appHostPorts()),
+        ...environment,
+    });
+}
+
+/** Waits for the last run log on the page to end; answers how it ended. */
+export async function runEnded(page: Page, timeoutMs = 240_000): Promise<string | null> {
+    await page.locator('.run-log').last().waitFor();
+    await page.locator('.run-log:not([data-state="running"])').last().waitFor({ timeout: timeoutMs });
+    return await page.locator('.run-log').last().getAttribute('data-state');
+}
+
 export async function openAdminPage(web: WebServer): Promise<{ page: Page; problems: PageProblems }> {
     const browser = await web.openBrowser();
     const problems = watchPage(browser.page);

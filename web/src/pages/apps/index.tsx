@@ -7,6 +7,7 @@ import { ErrorText } from '../../components/ErrorText.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { usePageTitle } from '../../layout/page-title.ts';
 import { Link, navigate, useLocation } from '../../router.tsx';
+import { type KnownUpdate, UpdateMark, useKnownUpdates } from './known-updates.tsx';
 
 /** GET /api/apps (one page of app summaries), as far as the list reads it. */
 export interface AppSummary {
@@ -65,7 +66,7 @@ function Filters(props: { states: string[]; state: string; query: string; onQuer
     );
 }
 
-function AppsTable(props: { apps: AppSummary[] }) {
+function AppsTable(props: { apps: AppSummary[]; updates: Map<string, KnownUpdate> }) {
     return (
         <div class="table-scroll">
             <table class="table apps-table">
@@ -85,7 +86,7 @@ function AppsTable(props: { apps: AppSummary[] }) {
                             </th>
                             <td>{app.title}</td>
                             <td>
-                                <Badge state={app.state} />
+                                <Badge state={app.state} /> <UpdateMark known={props.updates.get(app.name)} />
                             </td>
                             <td>
                                 {app.state === 'draft' ? (
@@ -139,6 +140,7 @@ export function AppsPage() {
     // The filtering and paging are the server's; the dashboard's counts give every app's number and the states.
     const { data, error, loading } = useApi<{ apps: AppSummary[]; total: number }>(listUrl(query, state, page));
     const counts = useApi<{ apps: { total: number; byState: Record<string, number> } }>('/api/dashboard');
+    const updates = useKnownUpdates();
     const apps = data?.apps ?? [];
     const everyApp = counts.data?.apps.total ?? data?.total ?? 0;
     const states = Object.keys(counts.data?.apps.byState ?? {}).sort();
@@ -165,7 +167,7 @@ export function AppsPage() {
                     <p class="muted" role="status">
                         {filtered ? `${data.total} of ${everyApp} apps` : `${data.total} apps`}
                     </p>
-                    {apps.length > 0 ? <AppsTable apps={apps} /> : <p class="empty">No app matches.</p>}
+                    {apps.length > 0 ? <AppsTable apps={apps} updates={updates} /> : <p class="empty">No app matches.</p>}
                     <Pager page={page} pages={Math.ceil(data.total / PAGE_SIZE)} loading={loading} onPage={setPage} />
                 </>
             ) : null}

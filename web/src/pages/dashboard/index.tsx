@@ -6,6 +6,7 @@ import { Spinner } from '../../components/Spinner.tsx';
 import { dateTime, duration, relativeTime } from '../../format/time.ts';
 import { usePageTitle } from '../../layout/page-title.ts';
 import { Link } from '../../router.tsx';
+import { UpdateMark, useKnownUpdates } from '../apps/known-updates.tsx';
 import { type HealthTile, healthTiles, levelWords } from './health.ts';
 import { StateChart } from './StateChart.tsx';
 import { TopAppsCard } from './TopApps.tsx';
@@ -54,6 +55,28 @@ function RecentRuns(props: { runs: RecentRun[] }) {
     );
 }
 
+/** The apps whose image has an update (the daily check's, or their pages'), each marked and linked to its Updates tab. */
+function AppsWithUpdates() {
+    const known = [...useKnownUpdates().values()];
+    if (known.length === 0) {
+        return <p class="muted">No update found: the images are looked at once a day, and on each app’s Updates tab.</p>;
+    }
+
+    return (
+        <ul class="run-list">
+            {known.map((entry) => (
+                <li key={entry.app} class="run-item">
+                    <Link href={`/apps/${encodeURIComponent(entry.app)}`} class="run-app">
+                        {entry.app}
+                    </Link>
+                    <span class="run-kind">{entry.tag}</span>
+                    <UpdateMark known={entry} />
+                </li>
+            ))}
+        </ul>
+    );
+}
+
 function HealthTiles(props: { tiles: HealthTile[] }) {
     return (
         <ul class="health-tiles">
@@ -89,6 +112,9 @@ export function DashboardPage() {
                 </Card>
                 <Card title="Recent runs" class="dashboard-runs">
                     {dashboard.data ? <RecentRuns runs={dashboard.data.recentRuns} /> : <Spinner />}
+                </Card>
+                <Card title="Updates available" class="dashboard-updates">
+                    <AppsWithUpdates />
                 </Card>
                 <Card title="Top apps now" class="dashboard-top-apps">
                     <TopAppsCard />

@@ -1,0 +1,116 @@
+// needs: docker, chromium
+import Code from '@hapi/code';
+import * as Lab from '@hapi/lab';
+import type { Page } from 'playwright-core';
+
+import type { Browser } from '../helpers/browser.ts';
+import { deployWithVolume, inApp, removeVolumes } from '../support/backup-app.ts';
+import { buildWebImage, removeProjects } from '../support/images.ts';
+import { type RunningServices, startServices } from '../support/services.ts';
+import {
+    checkAccessibility,
+    openAdminPage,
+    type PageProblems,
+    runEnded,
+    screenshot,
+    startDeployingWebServer,
+    type WebServer,
+} from './harness.ts';
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+const SUFFIX = Math.random().toString(36).slice(2, 8);
+const APP = `ledger-${SUFFIX}`;
+
+describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
+    let services: RunningServices;
+    let web: WebServer;
+    let page: Page;
+    let problems: PageProblems;
+    let repository: string;
+    const images: string[] = [];
+
+    const updatesUrl = () => `${web.baseUrl}/apps/${APP}/updates`;
+
+    before({ timeout: 600_000 }, async () => {
+        services = await startServices();
+        repository = `${services.exports.REGISTRY_URL}/gatehouse-test/ledger-${SUFFIX}`;
+        for (const version of ['1.0.0', '1.0.1', '2.0.0']) {
+            images.push(buildWebImage(`${repository}:${version}`, `<h1>ledger ${version}</h1>\n`, true));
+        }
+
+        web = await startDeployingWebServer(services, { BACKUP_PASSWORD: `ledger-password-${SUFFIX}` });
+        await deployWithVolume({ admin: web.admin as Browser }, APP, `${repository}:1.0.0`);
+        ({ page, problems } = await openAdminPage(web));
+    });
+
+    after(async () => {
+        await removeProjects([APP], images);
+        removeVolumes([APP]);
+        await web?.stop();
+        services?.stop();
+    });
+
+    it('lists the newer tags of the line on the Updates tab, other majors when asked', async () => {
+        await page.goto(updatesUrl());
+        await page.getByRole('heading', { level: 2, name: 'Updates' }).waitFor();
+        const list = page.getByRole('list', { name: 'Updates, newest first' });
+        await list.waitFor();
+        expect(await list.locator('li').evaluateAll((items) => items.map((item) => item.getAttribute('data-tag')))).to.equal(['1.0.1']);
+        expect(await list.textContent()).to.contain('patch');
+
+        await page.getByLabel('Include other major versions').check();
+        await list.locator('li[data-tag="2.0.0"]').waitFor();
+        expect(await list.locator('li[data-tag="2.0.0"]').textContent()).to.contain('major');
+        await page.getByLabel('Include other major versions').uncheck();
+        await list.locator('li[data-tag="2.0.0"]').waitFor({ state: 'detached' });
+        await checkAccessibility(page);
+        await screenshot(page, 'app-updates-1-list');
+    });
+
+    it('marks the app in the apps list and on the dashboard', async () => {
+        await page.goto(`${web.baseUrl}/apps`);
+        const mark = page.locator('tr', { hasText: APP }).getByText('update: 1.0.1');
+        await mark.waitFor();
+        await page.goto(`${web.baseUrl}/`);
+        await page.locator('.dashboard-updates').getByText('update: 1.0.1').waitFor();
+        await screenshot(page, 'app-updates-2-dashboard');
+        await page
+            .locator('.dashboard-updates')
+            .getByRole('link', { name: /^update: 1\.0\.1/ })
+            .click();
+        await page.waitForURL(updatesUrl());
+    });
+
+    it('updates after asking, and the mark goes', async () => {
+        inApp(APP, 'echo kept > /data/state.txt');
+        await page.goto(updatesUrl());
+        await page.getByRole('button', { name: 'Update to 1.0.1' }).click();
+        const question = page.getByRole('group', { name: 'Confirm: update to 1.0.1' });
+        expect(await question.textContent()).to.contain('the old image and the data come back');
+        await question.getByRole('button', { name: `Update ${APP}` }).click();
+        expect(await runEnded(page)).to.equal('succeeded');
+        await page.getByText('No newer tag in the line of 1.0.1 at the registry.').waitFor();
+        expect(inApp(APP, 'cat /www/index.html')).to.equal('<h1>ledger 1.0.1</h1>');
+        expect(inApp(APP, 'cat /data/state.txt')).to.equal('kept');
+
+        await page.goto(`${web.baseUrl}/apps`);
+        await page.locator('tr', { hasText: APP }).waitFor();
+        expect(
+            await page
+                .locator('tr', { hasText: APP })
+                .getByText(/^update:/)
+                .count(),
+        ).to.equal(0);
+        expect(problems.list()).to.equal([]);
+    });
+
+    it('shows a viewer the updates, with nothing to start', async () => {
+        const viewer = await web.signInAs('viewer');
+        await viewer.page.goto(`${updatesUrl()}`);
+        await viewer.page.getByText(`Runs ${repository}:1.0.1`).waitFor();
+        expect(await viewer.page.getByRole('button', { name: /^Update to / }).count()).to.equal(0);
+    });
+});
