@@ -7,6 +7,8 @@ export interface ReceivedDelivery {
     app: string | null;
     summary: string;
     details: Record<string, unknown>;
+    /** The delivery's id: the same on each attempt. */
+    delivery: number;
 }
 
 export interface WebhookReceiver {
@@ -15,14 +17,15 @@ export interface WebhookReceiver {
     close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+/** `failFirst`: how many requests are answered 500 before the rest are answered 200 (each is recorded). */
+export async function startWebhookReceiver(options: { failFirst?: number } = {}): Promise<WebhookReceiver> {
     const received: ReceivedDelivery[] = [];
     const server = Http.createServer((request, response) => {
         const chunks: Buffer[] = [];
         request.on('data', (chunk: Buffer) => chunks.push(chunk));
         request.on('end', () => {
             received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as ReceivedDelivery);
-            response.writeHead(200).end('ok');
+            response.writeHead(received.length <= (options.failFirst ?? 0) ? 500 : 200).end('ok');
         });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -114,6 +114,21 @@ function toDelivery(row: Record<string, unknown>): Delivery {
     };
 }
 
+/** The event a delivery row was recorded for, as its sending needs it again. */
+function eventOf(row: Record<string, unknown>): NotificationEvent {
+    return {
+        kind: String(row.event_kind) as NotificationKind,
+        app: row.app_name === null ? null : String(row.app_name),
+        summary: String(row.summary),
+        details: row.details ? (JSON.parse(String(row.details)) as NotificationEvent['details']) : {},
+    };
+}
+
+/** Beyond the longest an attempt may take, before another server may take up a delivery held by one that died. */
+const HOLD_MARGIN_MS = 60_000;
+/** Deliveries taken up per look. */
+const RESUME_BATCH = 50;
+
 interface Recipient {
     userId: number;
     email: string;
@@ -245,6 +260,8 @@ export class NotificationService extends Service {
                 target: recipient.channel === 'webhook' ? shownUrl(recipient.target).slice(0, 2048) : recipient.target,
                 status: 'pending',
                 attempts: 0,
+                details: JSON.stringify(event.details),
+                held_until: at + this.#holdMs,
                 created_at: at,
                 updated_at: at,
             });
@@ -270,11 +287,22 @@ export class NotificationService extends Service {
         this.#sender = undefined;
     }
 
-    async #deliver(id: number, event: NotificationEvent, recipient: Recipient): Promise<void> {
+    /** How long a server holds a delivery for one attempt: longer than any attempt may take. */
+    get #holdMs(): number {
+        const { webhooks, smtp } = this.server.app.config;
+        return Math.max(webhooks.deliverTimeoutMs, smtp.timeoutMs) + HOLD_MARGIN_MS;
+    }
+
+    /**
+     * Attempts the delivery from attempt `first` on, waiting the webhooks' backoff between attempts. The row says when
+     * the next attempt is due and holds the delivery for this server meanwhile; a server that stops lets go of it, and
+     * whichever server looks for due deliveries next (resumeDeliveries) takes it up, so a restart loses no retry.
+     */
+    async #deliver(id: number, event: NotificationEvent, recipient: Recipient, first = 1): Promise<void> {
         const { maxAttempts, retryBackoffMs } = this.server.app.config.webhooks;
         const send =
             recipient.channel === 'email' ? () => this.#sendEmail(event, recipient) : () => this.#sendWebhook(id, event, recipient);
-        for (let attempt = 1; ; attempt += 1) {
+        for (let attempt = first; ; attempt += 1) {
             let error: Error | undefined;
             try {
                 await send();
@@ -285,9 +313,14 @@ export class NotificationService extends Service {
             const refused = error instanceof HostRefusedError;
             const finished = error === undefined || refused || attempt >= maxAttempts;
             const status: DeliveryStatus = error === undefined ? 'delivered' : refused ? 'refused' : finished ? 'failed' : 'pending';
+            const waitMs = retryBackoffMs * 2 ** (attempt - 1);
+            const at = now();
+            const schedule = finished
+                ? { next_attempt_at: null, held_until: null }
+                : { next_attempt_at: at + waitMs, held_until: this.#stopping ? null : at + waitMs + this.#holdMs };
             await this.knex('dp_notification_deliveries')
                 .where({ id })
-                .update({ status, attempts: attempt, error: error ? error.message.slice(0, 1024) : null, updated_at: now() });
+                .update({ status, attempts: attempt, error: error ? error.message.slice(0, 1024) : null, updated_at: at, ...schedule });
             if (finished || this.#stopping) {
                 return;
             }
@@ -298,13 +331,66 @@ export class NotificationService extends Service {
                     this.#waits.delete(wake);
                     resolve();
                 };
-                const timer = setTimeout(wake, retryBackoffMs * 2 ** (attempt - 1));
+                const timer = setTimeout(wake, waitMs);
                 this.#waits.add(wake);
             });
             if (this.#stopping) {
+                // Let go: the next server to look takes it up when it is due.
+                await this.knex('dp_notification_deliveries').where({ id, status: 'pending' }).update({ held_until: null });
                 return;
             }
         }
+    }
+
+    /**
+     * Takes up the pending deliveries that are due and that no server holds (their server stopped, or was killed
+     * during an attempt and its hold ran out): each is held first, so that one server sends it, then attempted from
+     * where it was. Answers how many were taken up.
+     */
+    async resumeDeliveries(): Promise<number> {
+        if (this.#stopping) return 0;
+        const at = now();
+        const due = (await this.knex('dp_notification_deliveries')
+            .where({ status: 'pending' })
+            .andWhere((query) => query.whereNull('next_attempt_at').orWhere('next_attempt_at', '<=', at))
+            .andWhere((query) => query.whereNull('held_until').orWhere('held_until', '<', at))
+            .orderBy('id')
+            .limit(RESUME_BATCH)) as Array<Record<string, unknown>>;
+        let resumed = 0;
+        for (const row of due) {
+            const held = await this.knex('dp_notification_deliveries')
+                .where({ id: row.id, status: 'pending' })
+                .andWhere((query) => query.whereNull('held_until').orWhere('held_until', '<', at))
+                .update({ held_until: at + this.#holdMs });
+            if (held !== 1) continue;
+            const recipient = await this.#recipientOf(row);
+            if (!recipient) {
+                await this.knex('dp_notification_deliveries').where({ id: row.id }).update({
+                    status: 'failed',
+                    error: 'the user no longer asks for it there (their notification settings changed since)',
+                    next_attempt_at: null,
+                    held_until: null,
+                    updated_at: now(),
+                });
+                continue;
+            }
+
+            this.#track(this.#deliver(Number(row.id), eventOf(row), recipient, Number(row.attempts) + 1));
+            resumed += 1;
+        }
+
+        return resumed;
+    }
+
+    /** The delivery's recipient as the user's settings say now: none when they no longer send it to the same place. */
+    async #recipientOf(row: Record<string, unknown>): Promise<Recipient | undefined> {
+        const recipients = await this.#recipients(String(row.event_kind) as NotificationKind);
+        return recipients.find(
+            (recipient) =>
+                recipient.userId === Number(row.user_id) &&
+                recipient.channel === row.channel &&
+                (recipient.channel === 'webhook' ? shownUrl(recipient.target).slice(0, 2048) : recipient.target) === row.target,
+        );
     }
 
     async #sendEmail(event: NotificationEvent, recipient: Recipient): Promise<void> {

@@ -10,6 +10,7 @@ import { CERTIFICATE_CHECK_JOB, type ExpiringCertificate } from './certificate-e
 import { notifications } from './notification-service.ts';
 
 const FAILED_STATES = new Set(['failed', 'rolled back', 'interrupted']);
+const RESUME_INTERVAL_MS = 60_000;
 
 /**
  * Notifications hear of the runs' ends (a failed, rolled-back or interrupted run; a backup's is backup-failed), of
@@ -62,5 +63,22 @@ export default async function setUpNotifications(server: Server): Promise<void> 
     onRenewalFailed(server, async (domain, error) => {
         await notifications(server).certificateRenewalFailed(domain, error);
     });
-    server.ext('onPreStop', () => notifications(server).stop());
+    // Deliveries left pending by a server that stopped or died are taken up at start and looked for every minute
+    // (a query, not a worker: most minutes there are none).
+    let resuming: NodeJS.Timeout | undefined;
+    const resume = () => {
+        notifications(server)
+            .resumeDeliveries()
+            .catch((error: unknown) =>
+                server.log(['error', 'deploy', 'notifications'], `taking up pending deliveries failed: ${(error as Error).message}`),
+            );
+    };
+    server.ext('onPostStart', () => {
+        resume();
+        resuming = setInterval(resume, RESUME_INTERVAL_MS).unref();
+    });
+    server.ext('onPreStop', async () => {
+        clearInterval(resuming);
+        await notifications(server).stop();
+    });
 }
