@@ -1559,7 +1559,7 @@ export interface components {
             id: number;
             /** Format: date-time */
             time: string;
-            /** @description bytes read for it */
+            /** @description bytes read for it, before restic's deduplication and compression */
             size: number;
             holds: {
                 folder: boolean;
