@@ -3,6 +3,7 @@
  * registered and validated from (served at /api/openapi.json; the web UI's types are generated from it).
  */
 import type { DeployGroupSpec, DeployRouteSpec } from './deploy-loader.ts';
+import { rewriteSchema } from './schema-rewrite.ts';
 import type { Definitions, JsonSchema } from './schema-to-joi.ts';
 
 type OpenApiSchema = Record<string, unknown>;
@@ -83,26 +84,12 @@ function requestBody(route: DeployRouteSpec): OpenApiSchema {
 
 /** A spec schema as OpenAPI 3.0 reads it: references point at components.schemas. */
 function toOpenApi(value: unknown): OpenApiSchema {
-    return rewrite(value) as OpenApiSchema;
+    return rewriteSchema(value, '#/components/schemas/', nullableType) as OpenApiSchema;
 }
 
-function rewrite(value: unknown): unknown {
-    if (Array.isArray(value)) {
-        return value.map(rewrite);
-    }
-
-    if (!value || typeof value !== 'object') {
-        return value;
-    }
-
-    const schema = Object.fromEntries(
-        Object.entries(value).map(([key, inner]) => [
-            key,
-            key === '$ref' && typeof inner === 'string' ? inner.replace(/^#\/definitions\//, '#/components/schemas/') : rewrite(inner),
-        ]),
-    );
-    // JSON Schema's `type: [string, 'null']` is OpenAPI 3.0's `nullable`.
-    const { type } = schema as { type?: unknown };
+/** JSON Schema's `type: [string, 'null']` is OpenAPI 3.0's `nullable`. */
+function nullableType(schema: Record<string, unknown>): Record<string, unknown> {
+    const { type } = schema;
     if (Array.isArray(type) && type.includes('null') && type.length === 2) {
         return { ...schema, type: type.find((name) => name !== 'null') as unknown, nullable: true };
     }

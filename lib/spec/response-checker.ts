@@ -6,6 +6,7 @@ import Boom from '@hapi/boom';
 import type { RouteOptionsResponse } from '@hapi/hapi';
 import { Ajv, type ValidateFunction } from 'ajv';
 
+import { rewriteSchema } from './schema-rewrite.ts';
 import type { Definitions, JsonSchema } from './schema-to-joi.ts';
 
 const DEFINITIONS_ID = 'deploy-definitions';
@@ -46,22 +47,7 @@ export class ResponseChecker {
  * OpenAPI 3.0's `nullable` (which Ajv takes only beside a `type`) becomes "or null".
  */
 function forAjv<T>(value: T): T {
-    if (Array.isArray(value)) {
-        return value.map(forAjv) as T;
-    }
-
-    if (!value || typeof value !== 'object') {
-        return value;
-    }
-
-    const { nullable, ...rest } = value as Record<string, unknown>;
-    const schema = Object.fromEntries(
-        Object.entries(rest).map(([key, inner]) => [
-            key,
-            key === '$ref' && typeof inner === 'string'
-                ? inner.replace(/^#\/definitions\//, `${DEFINITIONS_ID}#/definitions/`)
-                : forAjv(inner),
-        ]),
-    );
-    return (nullable === true ? { anyOf: [schema, { type: 'null' }] } : schema) as T;
+    return rewriteSchema(value, `${DEFINITIONS_ID}#/definitions/`, ({ nullable, ...rest }) =>
+        nullable === true ? { anyOf: [rest, { type: 'null' }] } : rest,
+    ) as T;
 }
