@@ -178,6 +178,8 @@ export interface DeployApiOptions {
      * parts decide (the sign-in methods there are) is declared once, where they are found.
      */
     definitions?: Definitions;
+    /** The files' schemas and those made, already read together (deployDefinitions): `definitions` is then not read again. */
+    allDefinitions?: Definitions;
     /** The session strategy, tried on every route; the role check then decides. */
     authStrategy?: string;
     /** Extensions every deploy route runs besides the role check (the deploy manager's security checks). */
@@ -200,6 +202,7 @@ export async function registerDeployApi(
         domainRoot,
         setupOrder = [],
         definitions = {},
+        allDefinitions: given,
         authStrategy,
         extensions = {},
         documentPath,
@@ -210,7 +213,7 @@ export async function registerDeployApi(
         await setUpDomain(domainRoot, server, setupOrder);
     }
 
-    const allDefinitions = deployDefinitions(specsDir, definitions);
+    const allDefinitions = given ?? deployDefinitions(specsDir, definitions);
     const converter = new SchemaConverter(allDefinitions);
     const responses = checkResponses ? new ResponseChecker(allDefinitions) : undefined;
     const missing: string[] = [];

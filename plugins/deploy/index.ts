@@ -51,7 +51,7 @@ export const deployPlugin: Plugin<DeployPluginOptions> = {
             handlersRoot: Path.join(import.meta.dirname, 'routes'),
             domainRoot: Path.join(import.meta.dirname, 'domain'),
             setupOrder: DEPLOY_SETUP_ORDER,
-            definitions,
+            allDefinitions: definitions,
             authStrategy: SESSION_STRATEGY,
             extensions: deployRouteExtensions(server),
             documentPath: '/api/openapi.json',

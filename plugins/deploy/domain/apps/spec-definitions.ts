@@ -20,7 +20,7 @@ let current: Definitions | undefined;
 
 /**
  * Made anew when the deploy plugin registers (a file dropped in counts from the next start), then kept;
- * `adapterDirs`: the configuration's AUTOLOGIN_ADAPTERS_DIRS. Answers only what is made (the loader adds the files').
+ * `adapterDirs`: the configuration's AUTOLOGIN_ADAPTERS_DIRS. Answers every definition: the files' and what is made.
  */
 export function refreshDeploySpecDefinitions(adapterDirs: readonly string[] = []): Definitions {
     const made: Definitions = {
@@ -42,7 +42,7 @@ export function refreshDeploySpecDefinitions(adapterDirs: readonly string[] = []
         },
     };
     current = deployDefinitions(SPECS_DIR, made);
-    return made;
+    return current;
 }
 
 /** The definitions of the last start (made now when none was). */
