@@ -8,6 +8,7 @@ import { defineService } from '../../../../lib/services.ts';
 import { isValidEmail } from '../../../../lib/email.ts';
 import { type HashPriority, hashPassword, verifyPassword } from '../../../../lib/passwords.ts';
 import { Service } from '../../../../lib/service.ts';
+import { cell, rowReader } from '../../../../lib/row-reader.ts';
 
 export const DEPLOY_ROLES = ['viewer', 'editor', 'admin'] as const;
 export type DeployRole = (typeof DEPLOY_ROLES)[number];
@@ -27,19 +28,17 @@ interface DeployUserRow extends DeployUser {
     passwordHash: string;
 }
 
-function toUser(row: Record<string, unknown>): DeployUserRow {
-    return {
-        id: Number(row.id),
-        email: String(row.email),
-        name: String(row.name),
-        role: row.role as DeployRole,
-        disabled: Boolean(row.disabled),
-        totpEnabled: Boolean(row.totp_enabled),
-        createdAt: Number(row.created_at),
-        lastLoginAt: Number(row.last_login_at),
-        passwordHash: String(row.password_hash),
-    };
-}
+const toUser = rowReader<DeployUserRow>({
+    id: ['id', cell.number],
+    email: ['email', cell.string],
+    name: ['name', cell.string],
+    role: ['role', cell.as<DeployRole>()],
+    disabled: ['disabled', cell.boolean],
+    totpEnabled: ['totp_enabled', cell.boolean],
+    createdAt: ['created_at', cell.number],
+    lastLoginAt: ['last_login_at', cell.number],
+    passwordHash: ['password_hash', cell.string],
+});
 
 /** A user from a `dp_users` row (or a join carrying its columns), without the password hash. */
 export function deployUserFromRow(row: Record<string, unknown>): DeployUser {

@@ -20,6 +20,7 @@ import { appNameProblem } from './app-names.ts';
 import { checkDraftFields, checkSecretsSize, type DraftInput, draftFromStored, type StoredDraft, storedDraftText } from './draft-shape.ts';
 import { appUrl } from '../access/sign-in-check.ts';
 import { Service } from '../../../../lib/service.ts';
+import { cell, nullable, rowReader } from '../../../../lib/row-reader.ts';
 
 export interface AppRecord {
     id: number;
@@ -69,19 +70,17 @@ export interface AppListRow {
 
 const LIST_COLUMNS = ['name', 'title', 'state', 'image', 'tag', 'domain', 'account', 'recipe_id', 'access'];
 
-function toListRow(row: Record<string, unknown>): AppListRow {
-    return {
-        name: String(row.name),
-        title: String(row.title),
-        state: String(row.state),
-        image: row.image === null ? null : String(row.image),
-        tag: String(row.tag),
-        domain: String(row.domain),
-        account: String(row.account ?? ''),
-        recipeId: row.recipe_id === null || row.recipe_id === undefined ? null : String(row.recipe_id),
-        access: row.access === null || row.access === undefined ? null : String(row.access),
-    };
-}
+const toListRow = rowReader<AppListRow>({
+    name: ['name', cell.string],
+    title: ['title', cell.string],
+    state: ['state', cell.string],
+    image: ['image', nullable(cell.string)],
+    tag: ['tag', cell.string],
+    domain: ['domain', cell.string],
+    account: ['account', (value) => String(value ?? '')],
+    recipeId: ['recipe_id', nullable(cell.string)],
+    access: ['access', nullable(cell.string)],
+});
 
 /** A LIKE pattern matching `text` anywhere, its wildcards taken literally (escaped with `!`). */
 function containsPattern(text: string): string {
@@ -91,24 +90,22 @@ function containsPattern(text: string): string {
 const SECRET_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 const IMAGE_REFERENCE = /^[a-z0-9]+([._/-][a-z0-9]+)*(:[0-9]{1,5}\/[a-z0-9]+([._/-][a-z0-9]+)*)?$/;
 
-function toApp(row: Record<string, unknown>): AppRecord {
-    return {
-        id: Number(row.id),
-        name: String(row.name),
-        title: String(row.title),
-        templateId: row.template_id === null ? null : String(row.template_id),
-        image: row.image === null ? null : String(row.image),
-        tag: String(row.tag),
-        domain: String(row.domain),
-        state: String(row.state),
-        hostPort: Number(row.host_port),
-        draft: draftFromStored(String(row.draft)),
-        recipeId: row.recipe_id === null || row.recipe_id === undefined ? null : String(row.recipe_id),
-        initDoneAt: row.init_done_at === null || row.init_done_at === undefined ? null : Number(row.init_done_at),
-        createdAt: Number(row.created_at),
-        updatedAt: Number(row.updated_at),
-    };
-}
+const toApp = rowReader<AppRecord>({
+    id: ['id', cell.number],
+    name: ['name', cell.string],
+    title: ['title', cell.string],
+    templateId: ['template_id', nullable(cell.string)],
+    image: ['image', nullable(cell.string)],
+    tag: ['tag', cell.string],
+    domain: ['domain', cell.string],
+    state: ['state', cell.string],
+    hostPort: ['host_port', cell.number],
+    draft: ['draft', (value) => draftFromStored(String(value))],
+    recipeId: ['recipe_id', nullable(cell.string)],
+    initDoneAt: ['init_done_at', nullable(cell.number)],
+    createdAt: ['created_at', cell.number],
+    updatedAt: ['updated_at', cell.number],
+});
 
 /** The compose file an app made from an image starts with: one service, published on loopback only. */
 const IMAGE_COMPOSE = writeComposeText({

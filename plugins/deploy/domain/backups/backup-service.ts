@@ -6,7 +6,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
+import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { randomToken } from '../../../../lib/crypto.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
@@ -20,6 +20,7 @@ import type { BackupFirst } from '../engine/run-context.ts';
 import type { BackupHolds, BackupRunData } from './backup-runs.ts';
 import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from '../host/restic.ts';
 import { Service } from '../../../../lib/service.ts';
+import { cell, nullable, rowReader } from '../../../../lib/row-reader.ts';
 
 /** The run worker, in the project's jobs/ (this file is plugins/deploy/domain/backups/). */
 const BACKUP_SCRIPT = jobFile('app-backup');
@@ -35,16 +36,14 @@ export interface Backup {
     runId: number | null;
 }
 
-function toBackup(row: Record<string, unknown>): Backup {
-    return {
-        id: Number(row.id),
-        time: toRfc3339(Number(row.created_at)),
-        size: Number(row.size),
-        holds: JSON.parse(String(row.holds)) as BackupHolds,
-        reason: String(row.reason),
-        runId: row.run_id === null ? null : Number(row.run_id),
-    };
-}
+const toBackup = rowReader<Backup>({
+    id: ['id', cell.number],
+    time: ['created_at', cell.time],
+    size: ['size', cell.number],
+    holds: ['holds', cell.json<BackupHolds>()],
+    reason: ['reason', cell.string],
+    runId: ['run_id', nullable(cell.number)],
+});
 
 export class BackupService extends Service {
     get #hash(): string {

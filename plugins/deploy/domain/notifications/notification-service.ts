@@ -2,7 +2,7 @@ import Crypto from 'node:crypto';
 
 import type { Server } from '@hapi/hapi';
 
-import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
+import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { sendMail } from '../../../../lib/email.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
@@ -10,6 +10,7 @@ import { defineService } from '../../../../lib/services.ts';
 import { HostRefusedError, WebhookSender } from '../../../../lib/webhook-sender.ts';
 import type { ExpiringCertificate } from './certificate-expiry.ts';
 import { Service } from '../../../../lib/service.ts';
+import { cell, nullable, rowReader } from '../../../../lib/row-reader.ts';
 
 /** The events a user may be told of. */
 export const NOTIFICATION_KINDS = [
@@ -97,21 +98,23 @@ function checkedWebhookUrl(url: string): string {
     return url;
 }
 
+const readUser = rowReader<Delivery['user']>({ id: ['user_id', nullable(cell.number)], email: ['user_email', cell.string] });
+const readDelivery = rowReader<Omit<Delivery, 'user'>>({
+    id: ['id', cell.number],
+    kind: ['event_kind', cell.string],
+    app: ['app_name', nullable(cell.string)],
+    summary: ['summary', cell.string],
+    channel: ['channel', cell.as<Delivery['channel']>()],
+    target: ['target', cell.string],
+    status: ['status', cell.as<DeliveryStatus>()],
+    attempts: ['attempts', cell.number],
+    error: ['error', nullable(cell.string)],
+    createdAt: ['created_at', cell.time],
+    updatedAt: ['updated_at', cell.time],
+});
+
 function toDelivery(row: Record<string, unknown>): Delivery {
-    return {
-        id: Number(row.id),
-        kind: String(row.event_kind),
-        app: row.app_name === null ? null : String(row.app_name),
-        summary: String(row.summary),
-        user: { id: row.user_id === null ? null : Number(row.user_id), email: String(row.user_email) },
-        channel: row.channel as Delivery['channel'],
-        target: String(row.target),
-        status: row.status as DeliveryStatus,
-        attempts: Number(row.attempts),
-        error: row.error === null ? null : String(row.error),
-        createdAt: toRfc3339(Number(row.created_at)),
-        updatedAt: toRfc3339(Number(row.updated_at)),
-    };
+    return { ...readDelivery(row), user: readUser(row) };
 }
 
 /** The event a delivery row was recorded for, as its sending needs it again. */

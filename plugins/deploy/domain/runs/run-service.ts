@@ -3,12 +3,13 @@ import { EventEmitter } from 'node:events';
 
 import type { Server } from '@hapi/hapi';
 
-import { isUniqueViolation, now, toRfc3339 } from '../../../../lib/database.ts';
+import { isUniqueViolation, now } from '../../../../lib/database.ts';
 import { ConflictError, NotFoundError } from '../../../../lib/errors.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { audit } from '../accounts/audit-service.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { Service } from '../../../../lib/service.ts';
+import { cell, nullable, rowReader } from '../../../../lib/row-reader.ts';
 
 export type RunState = 'running' | 'succeeded' | 'failed' | 'rolled back' | 'interrupted';
 
@@ -52,19 +53,17 @@ export type RunSummary = Omit<Run, 'error'>;
 
 const SUMMARY_COLUMNS = ['id', 'app_name', 'kind', 'state', 'started_at', 'ended_at'];
 
-function toRunSummary(row: Record<string, unknown>): RunSummary {
-    return {
-        id: Number(row.id),
-        app: String(row.app_name),
-        kind: String(row.kind),
-        state: row.state as RunState,
-        startedAt: toRfc3339(Number(row.started_at)),
-        endedAt: row.ended_at === null ? null : toRfc3339(Number(row.ended_at)),
-    };
-}
+const toRunSummary = rowReader<RunSummary>({
+    id: ['id', cell.number],
+    app: ['app_name', cell.string],
+    kind: ['kind', cell.string],
+    state: ['state', cell.as<RunState>()],
+    startedAt: ['started_at', cell.time],
+    endedAt: ['ended_at', nullable(cell.time)],
+});
 
 function toRun(row: Record<string, unknown>): Run {
-    return { ...toRunSummary(row), error: row.error === null ? null : String(row.error) };
+    return { ...toRunSummary(row), error: nullable(cell.string)(row.error) };
 }
 
 export type RecoverRun = (run: Run, post: (message: Extract<RunMessage, { type: 'event' }>) => void) => Promise<void>;
