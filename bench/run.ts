@@ -11,6 +11,7 @@ import { type BenchFigure, CONNECTIONS, LOAD_SECONDS, ROOT_DIR, ROUNDS, roundSec
 import { benchAccounts } from './accounts.ts';
 import { benchActions } from './actions.ts';
 import { benchAutologin } from './autologin.ts';
+import { benchBackups } from './backups.ts';
 import { benchCompose } from './compose.ts';
 import { benchDeploy } from './deploy.ts';
 import { benchDetect } from './detect.ts';
@@ -41,6 +42,7 @@ const BENCHES: Record<string, Bench> = {
     sse: () => benchSse('sqlite'),
     'sse-mariadb': () => benchSse('mysql'),
     deploy: benchDeploy,
+    backups: benchBackups,
     'sign-in-change': benchSignIn,
     autologin: benchAutologin,
     detect: benchDetect,
