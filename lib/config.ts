@@ -93,6 +93,14 @@ export interface Config {
     };
     /** Where notification e-mail goes out (SMTP_*); without SMTP_HOST no e-mail is sent. */
     smtp: SmtpConfig;
+    /** Administrators' shells in apps' containers (TERMINAL_ENABLED, off by default). */
+    terminal: TerminalConfig;
+}
+
+export interface TerminalConfig {
+    enabled: boolean;
+    /** A session with neither input nor output for this long is closed (TERMINAL_IDLE_MINUTES, or TERMINAL_IDLE_SECONDS). */
+    idleSeconds: number;
 }
 
 export interface SmtpConfig {
@@ -291,6 +299,12 @@ const environmentSchema = Joi.object({
     SMTP_PASSWORD: Joi.string().max(1024),
     SMTP_FROM: Joi.string().email({ tlds: false }).max(254),
     SMTP_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(600).default(30),
+    TERMINAL_ENABLED: Joi.boolean().truthy('1').falsy('0').default(false),
+    TERMINAL_IDLE_MINUTES: Joi.number().integer().min(1).max(1440).default(15),
+    TERMINAL_IDLE_SECONDS: Joi.number()
+        .integer()
+        .min(1)
+        .max(24 * 3600),
 })
     .pattern(/^CRON_[A-Z0-9_]+_(ENABLED|RUN_AT_START)$/, Joi.boolean().truthy('1').falsy('0'))
     .pattern(
@@ -417,6 +431,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             password: value.SMTP_PASSWORD as string | undefined,
             from: (value.SMTP_FROM as string | undefined) ?? `gatehouse@${new URL(publicUrl).hostname}`,
             timeoutMs: (value.SMTP_TIMEOUT_SECONDS as number) * 1000,
+        },
+        terminal: {
+            enabled: value.TERMINAL_ENABLED as boolean,
+            idleSeconds: (value.TERMINAL_IDLE_SECONDS as number | undefined) ?? (value.TERMINAL_IDLE_MINUTES as number) * 60,
         },
     };
 }

@@ -19,9 +19,21 @@ import { deployRouteExtensions, deploySecurityPlugin, SESSION_STRATEGY } from '.
 /**
  * The concepts whose setup.ts runs, in this order: the DNS provider first (a wrong DNS_PROVIDER stops the start),
  * accounts (the setup token) and OIDC sign-in, then runs (taking over interrupted ones, which may need the others'
- * services), then certificate renewal, notifications, the resources sampler and the backup schedule.
+ * services), then certificate renewal, notifications, the resources sampler, the backup schedule, the update check and
+ * the terminal's WebSocket.
  */
-export const DEPLOY_SETUP_ORDER = ['dns', 'accounts', 'oidc', 'runs', 'acme', 'notifications', 'stats', 'backups', 'updates'] as const;
+export const DEPLOY_SETUP_ORDER = [
+    'dns',
+    'accounts',
+    'oidc',
+    'runs',
+    'acme',
+    'notifications',
+    'stats',
+    'backups',
+    'updates',
+    'terminal',
+] as const;
 
 export interface DeployPluginOptions {
     /** The YAML route specs. */

@@ -84,4 +84,23 @@ describe('configuration from the environment', () => {
             );
         }
     });
+
+    it('keeps the terminal off unless TERMINAL_ENABLED, with an idle time in minutes or, finer, in seconds', () => {
+        expect(loadConfig({}).terminal).to.equal({ enabled: false, idleSeconds: 15 * 60 });
+        expect(loadConfig({ TERMINAL_ENABLED: '1', TERMINAL_IDLE_MINUTES: '30' }).terminal).to.equal({ enabled: true, idleSeconds: 1800 });
+        expect(loadConfig({ TERMINAL_ENABLED: 'true', TERMINAL_IDLE_SECONDS: '5', TERMINAL_IDLE_MINUTES: '30' }).terminal).to.equal({
+            enabled: true,
+            idleSeconds: 5,
+        });
+        expect(loadConfig({ TERMINAL_ENABLED: '0' }).terminal.enabled).to.be.false();
+        for (const [name, value] of [
+            ['TERMINAL_ENABLED', 'yes'],
+            ['TERMINAL_IDLE_MINUTES', '0'],
+            ['TERMINAL_IDLE_MINUTES', '1441'],
+            ['TERMINAL_IDLE_MINUTES', '1.5'],
+            ['TERMINAL_IDLE_SECONDS', '0'],
+        ] as const) {
+            expect(() => loadConfig({ [name]: value }), `${name}=${value}`).to.throw(ConfigError, new RegExp(name));
+        }
+    });
 });

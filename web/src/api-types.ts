@@ -1231,6 +1231,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    '/api/apps/{name}/terminal': {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the terminal is on (TERMINAL_ENABLED), its idle time, and the app's services with a running container */
+        get: operations['getTerminal'];
+        put?: never;
+        /** A ticket for a shell in the app's running container of `service` (which may be left out when the app runs one service); 404 while the terminal is off, 422 when no container of the service runs */
+        post: operations['openTerminal'];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     '/api/updates': {
         parameters: {
             query?: never;
@@ -1720,6 +1738,24 @@ export interface components {
              * @description the login page: a path on the app (and query)
              */
             path?: string;
+        };
+        TerminalState: {
+            /** @description TERMINAL_ENABLED */
+            enabled: boolean;
+            /** @description a session with neither input nor output for this long is closed */
+            idleSeconds: number;
+            /** @description the services with a running container (none while the terminal is off) */
+            services: string[];
+        };
+        TerminalTicket: {
+            /** @description single use; valid until expiresAt (30 s) */
+            ticket: string;
+            /** @description where to open the WebSocket, with ?ticket=<ticket> */
+            path: string;
+            service: string;
+            container: string;
+            /** Format: date-time */
+            expiresAt: string;
         };
         /** @description a sign-in method's name, 'recipe', or '' */
         SignInMethod: string;
@@ -4298,6 +4334,74 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    getTerminal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['TerminalState'];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    openTerminal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                'application/json': {
+                    service?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['TerminalTicket'];
+                };
             };
             /** @description An error */
             default: {

@@ -103,6 +103,8 @@ const ROLES_OF_ROUTES = {
         'oidc.getSettings',
         'oidc.testSettings',
         'oidc.updateSettings',
+        'terminal.getTerminal',
+        'terminal.openTerminal',
         'users.createUser',
         'users.deleteUser',
         'users.listUsers',
