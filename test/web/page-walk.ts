@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { waitUntil } from '../helpers/wait.ts';
 import type { WebServer } from './harness.ts';
 
-export const APP_TABS = ['status', 'logs', 'resources', 'runs', 'files', 'account', 'access', 'compose', 'nginx', 'delete'];
+export const APP_TABS = ['status', 'logs', 'resources', 'runs', 'files', 'account', 'access', 'compose', 'nginx', 'terminal', 'delete'];
 export const ADMIN_SECTIONS = ['users', 'audit', 'oidc', 'idp', 'system'];
 
 export interface SeededApps {

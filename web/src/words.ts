@@ -64,6 +64,7 @@ const AUDIT_WORDS: Record<string, string> = {
     'apps.access': 'App access changed',
     'apps.autologin': 'Auto-login',
     'apps.recipe': 'Recipe saved',
+    'terminal.session': 'Terminal session',
 };
 
 /** An audit action in words: `runs.<kind>` and `runs.<kind>.end` name the run; an unknown action as itself. */

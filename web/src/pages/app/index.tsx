@@ -24,11 +24,24 @@ import { ResourcesTab } from './resources-tab.tsx';
 import { RunLog } from './run-log.tsx';
 import { RunsTab } from './runs-tab.tsx';
 import { StatusTab } from './status-tab.tsx';
+import { TerminalTab } from './terminal-tab.tsx';
 import { UpdatesTab } from './updates-tab.tsx';
 import type { App, RunStarted } from './types.ts';
 
 type TabId =
-    'status' | 'logs' | 'resources' | 'runs' | 'backups' | 'updates' | 'files' | 'account' | 'access' | 'compose' | 'nginx' | 'delete';
+    | 'status'
+    | 'logs'
+    | 'resources'
+    | 'runs'
+    | 'backups'
+    | 'updates'
+    | 'files'
+    | 'account'
+    | 'access'
+    | 'compose'
+    | 'nginx'
+    | 'terminal'
+    | 'delete';
 
 const TABS: Array<{ id: TabId; label: string; adminOnly?: boolean }> = [
     { id: 'status', label: 'Status' },
@@ -42,6 +55,7 @@ const TABS: Array<{ id: TabId; label: string; adminOnly?: boolean }> = [
     { id: 'access', label: 'Access' },
     { id: 'compose', label: 'Compose' },
     { id: 'nginx', label: 'nginx' },
+    { id: 'terminal', label: 'Terminal', adminOnly: true },
     { id: 'delete', label: 'Delete', adminOnly: true },
 ];
 
@@ -175,6 +189,7 @@ export function AppPage(props: { name: string }) {
         access: () => <AccessTab app={shown} editable={editable} onChanged={changed} />,
         compose: () => <ComposeTab app={shown} editable={editable} onChanged={changed} />,
         nginx: () => <NginxTab app={shown} editable={editable} onChanged={changed} />,
+        terminal: () => (isAdmin(user?.role) ? <TerminalTab key={shown.name} app={shown} /> : <p>Only administrators open a terminal.</p>),
         delete: () =>
             isAdmin(user?.role) ? (
                 <DeleteTab app={shown} onEnded={(run) => (run.state === 'succeeded' ? setDeleted(true) : changed())} />

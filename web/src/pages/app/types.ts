@@ -44,3 +44,5 @@ export type BackupList = Schemas['BackupList'];
 export type ImageUpdate = Schemas['ImageUpdate'];
 export type AppUpdates = Schemas['AppUpdates'];
 export type KnownUpdateList = Schemas['KnownUpdateList'];
+export type TerminalState = Schemas['TerminalState'];
+export type TerminalTicket = Schemas['TerminalTicket'];
