@@ -267,20 +267,20 @@ type KnownOptions = { options: Awaited<ReturnType<typeof options>>; information:
 
 const KEPT_IDENTITIES = 1000;
 /** The options and information of each image reference and recipe, per server, while the recipes stay the same. */
-const keptIdentities = new WeakMap<Server, Map<string, { recipesVersion: number; known: Promise<KnownOptions> }>>();
+const keptIdentities = new WeakMap<Server, Map<string, { recipesVersion: object; known: Promise<KnownOptions> }>>();
 
 /**
  * The methods to choose from and the information, worked out once per image reference (image and tag) and recipe,
  * and kept until a recipe is saved (the recipes' version) or the app's image, tag or recipe changes.
  */
-function knownOptions(server: Server, app: AppRecord, recipe: Recipe | undefined): Promise<KnownOptions> {
-    const recipesVersion = recipes(server).version;
+async function knownOptions(server: Server, app: AppRecord, recipe: Recipe | undefined): Promise<KnownOptions> {
+    const recipesVersion = await recipes(server).version();
     const key = JSON.stringify([app.image ?? app.name, app.tag, recipe?.id ?? null]);
-    const kept = keptIdentities.get(server) ?? new Map<string, { recipesVersion: number; known: Promise<KnownOptions> }>();
+    const kept = keptIdentities.get(server) ?? new Map<string, { recipesVersion: object; known: Promise<KnownOptions> }>();
     keptIdentities.set(server, kept);
     const entry = kept.get(key);
     if (entry && entry.recipesVersion === recipesVersion) {
-        return entry.known;
+        return await entry.known;
     }
 
     const known = (async () => {

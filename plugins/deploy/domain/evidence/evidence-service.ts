@@ -190,9 +190,9 @@ const INSPECTED_MS = 60_000;
 
 export class EvidenceService extends Service {
     /** Detections by image and what was found, for as long as the recipes are the same (a save changes them). */
-    readonly #cache = new Map<string, { at: number; version: number; detection: Detection }>();
+    readonly #cache = new Map<string, { at: number; version: object; detection: Detection }>();
     readonly #failedInspections = new Map<string, { at: number; error: string }>();
-    readonly #inspected = new Map<string, { at: number; version: number; answer: Detection & { inspection: Inspection } }>();
+    readonly #inspected = new Map<string, { at: number; version: object; answer: Detection & { inspection: Inspection } }>();
 
     constructor(server: Server) {
         super(server);
@@ -203,7 +203,7 @@ export class EvidenceService extends Service {
      * kept a minute (the registry's tags move, the recipes may be saved anew).
      */
     async inspectAndDetect(image: string): Promise<Detection & { inspection: Inspection }> {
-        const version = recipes(this.server).version;
+        const version = await recipes(this.server).version();
         const kept = this.#inspected.get(image);
         if (kept && kept.version === version && Date.now() - kept.at < INSPECTED_MS) {
             return { ...kept.answer, inspection: { ...kept.answer.inspection, roundTrips: 0 } };
@@ -291,7 +291,7 @@ export class EvidenceService extends Service {
     /** The evidence for an image; `found` is what its inspected documentation says, when it was inspected. */
     async detect(image: string, found: FoundInDocs[] = [], recipe?: Recipe): Promise<Detection> {
         const key = JSON.stringify([image, found, recipe?.id ?? null]);
-        const version = recipes(this.server).version;
+        const version = await recipes(this.server).version();
         const cached = this.#cache.get(key);
         if (cached && cached.version === version && Date.now() - cached.at < CACHE_MS) {
             return cached.detection;

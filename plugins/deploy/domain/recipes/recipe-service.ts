@@ -7,6 +7,7 @@ import type { Server } from '@hapi/hapi';
 import YAML from 'yaml';
 
 import { now, toRfc3339 } from '../../../../lib/database.ts';
+import { readCache, type ReadCache } from '../../../../lib/read-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { matchRecipe, type RecipeMatch } from './image-match.ts';
 import { readRecipeFolders, SHIPPED_RECIPES_DIR } from './recipe-files.ts';
@@ -63,13 +64,15 @@ const MAX_REMEMBERED_MATCHES = 10_000;
 
 export class RecipeService extends Service {
     #shipped: Recipe[] | undefined;
-    /** The saved recipes as last read; this process is the only writer, so a save clears it. */
-    #saved: Promise<Recipe[]> | undefined;
-    /** Bumped by every save: what was worked out from the recipes before is out of date. */
-    version = 0;
+    /**
+     * The saved recipes, kept until `dp_recipes` is written, by this server or by any other on the database (its
+     * write counter, as the read caches use it).
+     */
+    readonly #saved: ReadCache<Recipe[]>;
 
     constructor(server: Server) {
         super(server);
+        this.#saved = readCache(server, ['dp_recipes']);
     }
 
     /** The recipe files; read (and checked) on first use, which start-up makes early so that a bad file stops it. */
@@ -79,15 +82,15 @@ export class RecipeService extends Service {
     }
 
     async saved(): Promise<Recipe[]> {
-        this.#saved ??= this.server.app
-            .knex('dp_recipes')
-            .orderBy('id', 'desc')
-            .then((rows) => rows.map(toSavedRecipe))
-            .catch((error: unknown) => {
-                this.#saved = undefined;
-                throw error;
-            });
-        return await this.#saved;
+        return await this.#saved.get('saved', async () => (await this.knex('dp_recipes').orderBy('id', 'desc')).map(toSavedRecipe));
+    }
+
+    /**
+     * What to compare to know whether the recipes changed since something was worked out from them: the saved list
+     * as last read (read anew, it is another object, after a save by any server on the database).
+     */
+    async version(): Promise<object> {
+        return await this.saved();
     }
 
     /** Every recipe, saved ones first. */
@@ -105,15 +108,18 @@ export class RecipeService extends Service {
         return this.shipped().find((recipe) => recipe.id === id);
     }
 
-    /** forImage's answers since the last save (an apps list asks for every app's); bounded, cleared when full. */
+    /**
+     * forImage's answers for the saved recipes as last read (an apps list asks for every app's): the list read anew
+     * (after a save anywhere) is another array, which clears them; bounded, cleared when full.
+     */
     #matches = new Map<string, RecipeMatch | null>();
-    #matchesVersion = 0;
+    #matchesFor: Recipe[] | undefined;
 
     async forImage(image: string): Promise<RecipeMatch | null> {
-        const version = this.version;
-        if (this.#matchesVersion !== version) {
+        const saved = await this.saved();
+        if (this.#matchesFor !== saved) {
             this.#matches.clear();
-            this.#matchesVersion = version;
+            this.#matchesFor = saved;
         }
 
         const known = this.#matches.get(image);
@@ -121,12 +127,9 @@ export class RecipeService extends Service {
             return known;
         }
 
-        const match = matchRecipe(image, await this.all());
-        if (this.version === version) {
-            if (this.#matches.size >= MAX_REMEMBERED_MATCHES) this.#matches.clear();
-            this.#matches.set(image, match);
-        }
-
+        const match = matchRecipe(image, [...saved, ...this.shipped()]);
+        if (this.#matches.size >= MAX_REMEMBERED_MATCHES) this.#matches.clear();
+        this.#matches.set(image, match);
         return match;
     }
 
@@ -145,8 +148,6 @@ export class RecipeService extends Service {
         const [id] = await this.server.app
             .knex('dp_recipes')
             .insert({ image: input.image, app_name: input.app, fields: JSON.stringify(fields), saved_by: input.savedBy, saved_at: now() });
-        this.#saved = undefined;
-        this.version += 1;
         const recipe = await this.find(`${SAVED_PREFIX}${id}`);
         if (!recipe) {
             throw new Error(`the saved recipe ${id} cannot be read back`);
