@@ -66,8 +66,20 @@ describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
         expect(await list.locator('li[data-tag="2.0.0"]').textContent()).to.contain('major');
         await page.getByLabel('Include other major versions').uncheck();
         await list.locator('li[data-tag="2.0.0"]').waitFor({ state: 'detached' });
+        // How far the daily check updates the app by itself: chosen here, kept.
+        const automatic = page.getByLabel('Automatic updates (checked daily)');
+        expect(await automatic.inputValue()).to.equal('off');
+        const savedPatch = page.waitForResponse((response) => response.url().endsWith('/updates/automatic') && response.status() === 200);
+        await automatic.selectOption('patch');
+        await savedPatch;
+        await page.reload();
+        await page.getByRole('list', { name: 'Updates, newest first' }).waitFor();
+        expect(await page.getByLabel('Automatic updates (checked daily)').inputValue()).to.equal('patch');
         await checkAccessibility(page);
         await screenshot(page, 'app-updates-1-list');
+        const savedOff = page.waitForResponse((response) => response.url().endsWith('/updates/automatic') && response.status() === 200);
+        await page.getByLabel('Automatic updates (checked daily)').selectOption('off');
+        await savedOff;
     });
 
     it('marks the app in the apps list and on the dashboard', async () => {
@@ -112,5 +124,6 @@ describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
         await viewer.page.goto(`${updatesUrl()}`);
         await viewer.page.getByText(`Runs ${repository}:1.0.1`).waitFor();
         expect(await viewer.page.getByRole('button', { name: /^Update to / }).count()).to.equal(0);
+        expect(await viewer.page.getByText('Automatic updates: Off: only by hand.').count()).to.equal(1);
     });
 });

@@ -1300,6 +1300,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    '/api/apps/{name}/updates/automatic': {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** How far the daily check updates the app by itself: off, patch versions, or minor versions too (never another major) */
+        put: operations['setAutomaticUpdates'];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     '/api/admin/users': {
         parameters: {
             query?: never;
@@ -1552,6 +1569,7 @@ export interface components {
             updates: components['schemas']['ImageUpdate'][];
             /** @description false when the registry's tag list was cut short */
             complete: boolean;
+            automatic: components['schemas']['AutomaticUpdateMode'];
         };
         KnownUpdateList: {
             updates: {
@@ -1572,6 +1590,14 @@ export interface components {
             change: 'patch' | 'minor' | 'major' | 'digest';
             /** @description the newer image's digest (a moving tag's update) */
             digest?: string;
+        };
+        /**
+         * @description how far the daily check updates the app by itself: off, patch versions (and a moving tag's new image), or minor versions too
+         * @enum {string}
+         */
+        AutomaticUpdateMode: 'off' | 'patch' | 'minor';
+        AutomaticUpdates: {
+            automatic: components['schemas']['AutomaticUpdateMode'];
         };
         Backup: {
             id: number;
@@ -4500,6 +4526,43 @@ export interface operations {
                 };
                 content: {
                     'application/json': components['schemas']['RunStarted'];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    setAutomaticUpdates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                'application/json': {
+                    automatic: components['schemas']['AutomaticUpdateMode'];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['AutomaticUpdates'];
                 };
             };
             /** @description An error */

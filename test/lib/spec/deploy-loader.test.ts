@@ -89,6 +89,7 @@ const ROLES_OF_ROUTES = {
         'recipes.listAutoLoginAdapters',
         'recipes.saveAppRecipe',
         'secrets.generateSecret',
+        'updates.setAutomaticUpdates',
         'updates.updateApp',
     ],
     admin: [

@@ -173,7 +173,8 @@ export class LifecycleService extends Service {
      * Moves the app's main service to another tag of its image (or pulls its moving tag again) in a run that backs the
      * app up first whatever BACKUP_BEFORE_CHANGES says, and on any failure puts back the image and the data.
      */
-    async updateImage(name: string, actor: DeployUser, tag: string): Promise<number> {
+    /** `actor` null: an automatic update (the daily check's, for an app that asked for them). */
+    async updateImage(name: string, actor: DeployUser | null, tag: string): Promise<number> {
         const app = await apps(this.server).require(name);
         if (app.state === 'draft' || !app.image) {
             throw new ValidationError(
@@ -373,7 +374,7 @@ export class LifecycleService extends Service {
     }
 
     /** `previousDraft`: the draft fields the run changes, put back when it fails (or is undone after a crash). */
-    async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser, previousDraft?: DraftInput): Promise<number> {
+    async #startWithFiles(app: AppRecord, kind: AppRunKind, actor: DeployUser | null, previousDraft?: DraftInput): Promise<number> {
         const ready = await this.#withMethodSecrets(app);
         const values = await apps(this.server).secretsOf(ready.name);
         const { site, ...provider } = await accessForRun(this.server, ready, kind);
@@ -496,7 +497,7 @@ export class LifecycleService extends Service {
     async #start(
         app: AppRecord,
         kind: AppRunKind,
-        actor: DeployUser,
+        actor: DeployUser | null,
         extra: Partial<AppRunData>,
         onEnd: (state: RunState) => Promise<void>,
         beforeExecute?: (runId: number) => Promise<void>,

@@ -7,7 +7,8 @@ import { UPDATE_CHECK_JOB, updates } from './update-service.ts';
 
 /**
  * Once a day (at a minute chosen per server) every deployed app's image is compared with its registry
- * (jobs/check-updates.ts ticks, the server looks); what an app's successful update run leaves behind is forgotten.
+ * (jobs/check-updates.ts ticks, the server looks; apps that asked for automatic updates are updated); what was
+ * found of an app is forgotten when an update moves it, and its choice of automatic updates when it is deleted.
  */
 export default async function setUpUpdates(server: Server): Promise<void> {
     await server.app.jobs.schedule({ name: UPDATE_CHECK_JOB, cron: `${Crypto.randomInt(60)} 7 * * *` });
@@ -21,6 +22,8 @@ export default async function setUpUpdates(server: Server): Promise<void> {
     runs(server).onEnded(async (run) => {
         if (run.kind === 'update' && run.state === 'succeeded') {
             await updates(server).forget(run.app);
+        } else if (run.kind === 'delete' && run.state === 'succeeded') {
+            await updates(server).forgetApp(run.app);
         }
     });
 }

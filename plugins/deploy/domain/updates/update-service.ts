@@ -11,9 +11,12 @@ import { Service } from '../../../../lib/service.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { hub } from '../hub/hub-service.ts';
+import { lifecycle } from '../lifecycle/lifecycle-service.ts';
+import type { DeployUser } from '../accounts/user-service.ts';
+import { audit } from '../accounts/audit-service.ts';
 import { notifications } from '../notifications/notification-service.ts';
 import { availableUpdates } from './digest-check.ts';
-import { newerTags, parseVersionTag, type VersionChange } from './version-tags.ts';
+import { type AutomaticUpdates, automaticTarget, newerTags, parseVersionTag, type VersionChange } from './version-tags.ts';
 
 export const UPDATE_CHECK_JOB = 'check-updates';
 
@@ -33,6 +36,8 @@ export interface AppUpdates {
     updates: ImageUpdate[];
     /** False when the registry's list of tags was cut short: a newer tag may be missing. */
     complete: boolean;
+    /** How far the daily check updates the app by itself. */
+    automatic: AutomaticUpdates;
 }
 
 export interface KnownUpdates {
@@ -53,13 +58,13 @@ export class UpdateService extends Service {
             throw new ValidationError(`${app.name} runs no image of its own (it was made from a template): update its compose file`);
         }
 
-        const found = await this.#lookUp(app, app.image, options);
+        const found = { ...(await this.#lookUp(app, app.image, options)), automatic: await this.automatic(app.name) };
         // Other majors are asked for by hand: what the lists mark is the default line.
         if (!options.otherMajors) await this.#remember(app.name, app.tag, found.updates);
         return found;
     }
 
-    async #lookUp(app: AppRecord, image: string, options: { otherMajors?: boolean }): Promise<AppUpdates> {
+    async #lookUp(app: AppRecord, image: string, options: { otherMajors?: boolean }): Promise<Omit<AppUpdates, 'automatic'>> {
         const described = { image, tag: app.tag };
         if (parseVersionTag(app.tag)) {
             const listed = await hub(this.server).tags(image);
@@ -96,16 +101,44 @@ export class UpdateService extends Service {
         }));
     }
 
+    /** How far the daily check updates the app by itself: `off` unless an editor chose otherwise. */
+    async automatic(app: string): Promise<AutomaticUpdates> {
+        const row = (await this.knex('dp_app_auto_updates').where({ app_name: app }).first('mode')) as { mode: string } | undefined;
+        return (row?.mode as AutomaticUpdates | undefined) ?? 'off';
+    }
+
+    async setAutomatic(name: string, mode: AutomaticUpdates, actor: DeployUser): Promise<AutomaticUpdates> {
+        const app = await apps(this.server).require(name);
+        if (mode === 'off') {
+            await this.knex('dp_app_auto_updates').where({ app_name: app.name }).delete();
+        } else {
+            await this.knex('dp_app_auto_updates')
+                .insert({ app_name: app.name, mode, updated_at: now() })
+                .onConflict('app_name')
+                .merge(['mode', 'updated_at']);
+        }
+
+        await audit(this.server).record({ actor, action: 'updates.automatic', target: app.name, details: { mode } });
+        return mode;
+    }
+
     /** What was found is stale once the app moved (an update run succeeded). */
     async forget(app: string): Promise<void> {
         await this.knex('dp_app_updates').where({ app_name: app }).delete();
     }
 
+    /** A deleted app leaves nothing behind for an app of the same name to inherit. */
+    async forgetApp(app: string): Promise<void> {
+        await this.forget(app);
+        await this.knex('dp_app_auto_updates').where({ app_name: app }).delete();
+    }
+
     /**
      * Looks at every deployed app's image; tells whoever asked for `update-available` of each update not told of
-     * before (the newest tag, or the new digest), once whichever server finds it. Answers what was found.
+     * before (the newest tag, or the new digest), once whichever server finds it, and starts the update of each app
+     * that asked for automatic ones, as far as it asked. Answers what was found, and the runs started.
      */
-    async checkAll(): Promise<Array<AppUpdates & { app: string }>> {
+    async checkAll(): Promise<Array<AppUpdates & { app: string; runId?: number }>> {
         const rows = (await this.knex('dp_apps')
             .whereNot({ state: 'draft' })
             .whereNotNull('image')
@@ -125,11 +158,27 @@ export class UpdateService extends Service {
 
             const [newest] = answer.updates;
             if (!newest) continue;
-            found.push({ app: name, ...answer });
             await this.#tellOnce(name, answer, newest);
+            const runId = await this.#updateByItself(name, answer);
+            found.push({ app: name, ...answer, ...(runId === undefined ? {} : { runId }) });
         }
 
         return found;
+    }
+
+    /** Starts the app's automatic update, when it asked for them and an update is within what it asked; a run in progress waits for the next check. */
+    async #updateByItself(app: string, answer: AppUpdates): Promise<number | undefined> {
+        const target = automaticTarget(answer.updates, answer.automatic);
+        if (!target) return undefined;
+        try {
+            return await lifecycle(this.server).updateImage(app, null, target.tag);
+        } catch (error) {
+            this.server.log(
+                ['deploy', 'updates'],
+                `the automatic update of ${app} to ${target.tag} was not started: ${(error as Error).message}`,
+            );
+            return undefined;
+        }
     }
 
     async #tellOnce(app: string, answer: AppUpdates, newest: ImageUpdate): Promise<void> {

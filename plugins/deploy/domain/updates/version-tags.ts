@@ -68,3 +68,20 @@ export function newerTags(current: string, tags: readonly string[], options: { o
 
     return newer.sort((a, b) => compareNumbers(b.numbers, a.numbers)).map(({ tag, change }) => ({ tag, change }));
 }
+
+/** How far automatic updates go: none, patch versions, or minor versions too (never another major). */
+export type AutomaticUpdates = 'off' | 'patch' | 'minor';
+
+const AUTOMATIC_CHANGES: Record<AutomaticUpdates, ReadonlySet<string>> = {
+    off: new Set(),
+    patch: new Set(['patch', 'digest']),
+    minor: new Set(['patch', 'minor', 'digest']),
+};
+
+/**
+ * The update an automatic update takes: the newest of `updates` (newest first) within `mode`. A moving tag's new image
+ * is taken in either mode: whoever chose a moving tag chose to follow it.
+ */
+export function automaticTarget<T extends { change: string }>(updates: readonly T[], mode: AutomaticUpdates): T | undefined {
+    return updates.find((update) => AUTOMATIC_CHANGES[mode].has(update.change));
+}

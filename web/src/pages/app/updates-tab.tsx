@@ -13,6 +13,46 @@ import type { App, AppUpdates, ImageUpdate, Run, RunStarted } from './types.ts';
 const CHANGE_TONES: Record<ImageUpdate['change'], BadgeTone> = { patch: 'good', minor: 'info', major: 'warning', digest: 'info' };
 const CHANGE_WORDS: Record<ImageUpdate['change'], string> = { patch: 'patch', minor: 'minor', major: 'major', digest: 'new image' };
 
+type Automatic = AppUpdates['automatic'];
+
+const AUTOMATIC_WORDS: Record<Automatic, string> = {
+    off: 'Off: only by hand',
+    patch: 'Patch versions (and a moving tag’s new image)',
+    minor: 'Minor and patch versions',
+};
+
+/** How far the daily check updates the app by itself; editors change it (`PUT .../updates/automatic`). */
+function AutomaticChoice(props: { base: string; automatic: Automatic; editable: boolean; onSaved: () => void }) {
+    const { busy, error, submit } = useSubmit<ApiError>(asApiError);
+    const choose = (automatic: Automatic) =>
+        submit(async () => {
+            await api.put(`${props.base}/updates/automatic`, { automatic });
+            props.onSaved();
+        });
+    if (!props.editable) {
+        return <p>Automatic updates: {AUTOMATIC_WORDS[props.automatic]}.</p>;
+    }
+
+    return (
+        <div class="field field-inline">
+            <label for="automatic-updates">Automatic updates (checked daily)</label>
+            <select
+                id="automatic-updates"
+                value={props.automatic}
+                disabled={busy}
+                onChange={(event) => void choose(event.currentTarget.value as Automatic)}
+            >
+                {(Object.keys(AUTOMATIC_WORDS) as Automatic[]).map((mode) => (
+                    <option key={mode} value={mode}>
+                        {AUTOMATIC_WORDS[mode]}
+                    </option>
+                ))}
+            </select>
+            <ErrorText error={error} />
+        </div>
+    );
+}
+
 function upToDate(found: AppUpdates): string {
     return found.versioned
         ? `No newer tag in the line of ${found.tag} at the registry.`
@@ -74,6 +114,9 @@ export function UpdatesTab(props: { app: App; editable: boolean; onRunEnded: () 
                 />
             ) : null}
             <ErrorText error={error ?? found.error} />
+            {found.data ? (
+                <AutomaticChoice base={base} automatic={found.data.automatic} editable={props.editable} onSaved={found.reload} />
+            ) : null}
             {found.data ? (
                 <UpdateList found={found.data} onChoose={props.editable && !running && !busy ? (chosen) => setAsked(chosen) : undefined} />
             ) : found.loading ? (

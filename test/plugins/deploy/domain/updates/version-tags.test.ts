@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { newerTags, parseVersionTag } from '../../../../../plugins/deploy/domain/updates/version-tags.ts';
+import { automaticTarget, newerTags, parseVersionTag } from '../../../../../plugins/deploy/domain/updates/version-tags.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;
@@ -29,5 +29,18 @@ describe('deploy manager: version tags and their lines', () => {
         ]);
         expect(newerTags('latest', tags)).to.equal([]);
         expect(newerTags('2.0.0', tags)).to.equal([]);
+    });
+
+    it('takes the newest update within what the app asked for automatic updates', () => {
+        const found = [
+            { tag: '2.1.0', change: 'major' },
+            { tag: '1.3.0', change: 'minor' },
+            { tag: '1.2.5', change: 'patch' },
+        ];
+        expect(automaticTarget(found, 'off')).to.be.undefined();
+        expect(automaticTarget(found, 'patch')).to.equal({ tag: '1.2.5', change: 'patch' });
+        expect(automaticTarget(found, 'minor')).to.equal({ tag: '1.3.0', change: 'minor' });
+        expect(automaticTarget([{ tag: 'stable', change: 'digest' }], 'patch')).to.equal({ tag: 'stable', change: 'digest' });
+        expect(automaticTarget([{ tag: '2.0.0', change: 'major' }], 'minor')).to.be.undefined();
     });
 });

@@ -5,6 +5,8 @@ import * as Lab from '@hapi/lab';
 import type { AppUpdates } from '../../../../../plugins/deploy/domain/updates/update-service.ts';
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
 import { backupsOf, backupTestServer, deployWithVolume, inApp, removeVolumes } from '../../../../support/backup-app.ts';
+import { updates } from '../../../../../plugins/deploy/domain/updates/update-service.ts';
+import { waitUntil } from '../../../../helpers/wait.ts';
 import { buildTestImage, buildWebImage, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
 import { runToEnd } from '../../../../support/sse.ts';
@@ -16,6 +18,7 @@ const { expect } = Code;
 const SUFFIX = Math.random().toString(36).slice(2, 8);
 const VERSIONED = `versioned-${SUFFIX}`;
 const MOVING = `moving-${SUFFIX}`;
+const AUTOMATIC = `automatic-${SUFFIX}`;
 
 describe('deploy manager: updates of an app’s image, with rollback', { timeout: 600_000 }, () => {
     let services: RunningServices;
@@ -52,11 +55,12 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
         server = await backupTestServer(services, { BACKUP_PASSWORD: `updates-password-${SUFFIX}` });
         await deployWithVolume(server, VERSIONED, `${repository}:1.0.0`);
         await deployWithVolume(server, MOVING, `${repository}:stable`);
+        await deployWithVolume(server, AUTOMATIC, `${repository}:1.0.0`);
     });
 
     after(async () => {
-        await removeProjects([VERSIONED, MOVING], images);
-        removeVolumes([VERSIONED, MOVING]);
+        await removeProjects([VERSIONED, MOVING, AUTOMATIC], images);
+        removeVolumes([VERSIONED, MOVING, AUTOMATIC]);
         await server?.context.cleanup();
         services?.stop();
     });
@@ -72,6 +76,7 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
                 { tag: '1.0.1', change: 'patch' },
             ],
             complete: true,
+            automatic: 'off',
         });
         const all = await updatesOf(VERSIONED, '?otherMajors=true');
         expect(all.updates.map((candidate) => candidate.tag)).to.equal(['2.0.0', '1.2.0', '1.1.0', '1.0.1']);
@@ -112,6 +117,46 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
         expect(ended.state, ended.text).to.equal('succeeded');
         expect(inApp(MOVING, 'cat /www/index.html')).to.equal(page('stable two').trim());
         expect((await updatesOf(MOVING)).updates).to.equal([]);
+    });
+
+    it('updates an app by itself, as far as it asked, when the daily check finds an update', async () => {
+        expect((await updatesOf(AUTOMATIC)).automatic).to.equal('off');
+        const viewer = await server.signInAs('viewer');
+        expect((await viewer.put(`/api/apps/${AUTOMATIC}/updates/automatic`, { automatic: 'patch' })).status).to.equal(403);
+        expect((await server.admin.put(`/api/apps/${AUTOMATIC}/updates/automatic`, { automatic: 'major' })).status).to.equal(422);
+        const chosen = await server.admin.put(`/api/apps/${AUTOMATIC}/updates/automatic`, { automatic: 'patch' });
+        expect(chosen.status, chosen.text).to.equal(200);
+        expect(chosen.body).to.equal({ automatic: 'patch' });
+
+        // Patch versions only: 1.0.1, not 1.1.0; the apps that did not ask are left as they are.
+        const found = await updates(server.context.server).checkAll();
+        const started = found.find((entry) => entry.app === AUTOMATIC)?.runId;
+        expect(started).to.be.a.number();
+        expect(found.filter((entry) => entry.runId !== undefined).map((entry) => entry.app)).to.equal([AUTOMATIC]);
+        const ended = await waitUntil(
+            'the automatic update to end',
+            async () => {
+                const { runs } = (await server.admin.get(`/api/apps/${AUTOMATIC}/runs`)).body as {
+                    runs: Array<{ id: number; state: string }>;
+                };
+                const run = runs.find((candidate) => candidate.id === started);
+                return run && run.state !== 'running' ? run : undefined;
+            },
+            { timeoutMs: 240_000, intervalMs: 500 },
+        );
+        expect(ended.state).to.equal('succeeded');
+        expect(await shown(AUTOMATIC)).to.include({ tag: '1.0.1' });
+        expect(inApp(AUTOMATIC, 'cat /www/index.html')).to.equal(page('1.0.1').trim());
+        const audit = (await server.admin.get(`/api/admin/audit?action=runs.update&target=${AUTOMATIC}`)).body as {
+            entries: Array<{ actor: unknown; details?: { run?: number } }>;
+        };
+        expect(audit.entries.find((entry) => entry.details?.run === started)?.actor).to.equal(null);
+
+        // Nothing newer within patch versions now: the next check starts nothing.
+        expect((await updates(server.context.server).checkAll()).find((entry) => entry.app === AUTOMATIC)?.runId).to.be.undefined();
+        expect((await server.admin.put(`/api/apps/${AUTOMATIC}/updates/automatic`, { automatic: 'off' })).body).to.equal({
+            automatic: 'off',
+        });
     });
 
     it('refuses a malformed tag, a draft app and a viewer, writing nothing', async () => {
