@@ -83,7 +83,7 @@ export interface Config {
         password: string | undefined;
         sftpCommand: string | undefined;
         keep: string | undefined;
-        /** When every deployed app is backed up (BACKUP_SCHEDULE, cron; six fields count seconds); unset: only by hand. */
+        /** When every deployed app is backed up (BACKUP_SCHEDULE, cron; six fields count seconds; daily at 02:30 by default); undefined: `off`, only by hand. */
         schedule: string | undefined;
         /**
          * A backup first in every run that changes a deployed app (BACKUP_BEFORE_CHANGES, default on): a redeploy, a
@@ -195,6 +195,9 @@ function allowedHostList(): Joi.StringSchema {
         .default('external');
 }
 
+/** Every deployed app is backed up each night unless BACKUP_SCHEDULE says otherwise (or `off`). */
+const DAILY_BACKUPS = '30 2 * * *';
+
 /** Which backups of an app are kept (restic forget's policy): `7 daily, 4 weekly, 6 monthly`, `10 last`... */
 const BACKUP_KEEP_PATTERN =
     /^\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly)(\s*,\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly))*\s*$/;
@@ -288,9 +291,17 @@ const environmentSchema = Joi.object({
     BACKUP_PASSWORD: Joi.string().min(8).max(1024),
     BACKUP_SFTP_COMMAND: Joi.string().max(4096),
     BACKUP_KEEP: Joi.string().pattern(BACKUP_KEEP_PATTERN, 'a list such as "7 daily, 4 weekly, 6 monthly"'),
-    BACKUP_SCHEDULE: Joi.string()
-        .trim()
-        .pattern(/^[\d*,/-]+(?:\s+[\d*,/-]+){4,5}$/, 'a cron expression such as "30 2 * * *" (five fields, or six with seconds first)'),
+    BACKUP_SCHEDULE: Joi.alternatives()
+        .try(
+            Joi.string().valid('off'),
+            Joi.string()
+                .trim()
+                .pattern(
+                    /^[\d*,/-]+(?:\s+[\d*,/-]+){4,5}$/,
+                    'a cron expression such as "30 2 * * *" (five fields, or six with seconds first), or off',
+                ),
+        )
+        .default(DAILY_BACKUPS),
     BACKUP_BEFORE_CHANGES: Joi.boolean().truthy('1').falsy('0').default(true),
     SMTP_HOST: Joi.string().hostname(),
     SMTP_PORT: Joi.number().integer().min(1).max(65535).default(587),
@@ -420,7 +431,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             password: value.BACKUP_PASSWORD as string | undefined,
             sftpCommand: value.BACKUP_SFTP_COMMAND as string | undefined,
             keep: value.BACKUP_KEEP as string | undefined,
-            schedule: value.BACKUP_SCHEDULE as string | undefined,
+            schedule: value.BACKUP_SCHEDULE === 'off' ? undefined : (value.BACKUP_SCHEDULE as string),
             beforeChanges: value.BACKUP_BEFORE_CHANGES as boolean,
         },
         smtp: {

@@ -147,6 +147,9 @@ export async function createTestServer(
         // A backup before each change would add a restic snapshot to each of the suite's many redeploys and change
         // what a delete leaves; the tests of backups before changes (backups/before-changes.test.ts) turn it on.
         BACKUP_BEFORE_CHANGES: '0',
+        // No nightly backups of the tests' apps (a run at 02:30 would back up whatever a test deployed); the schedule's
+        // own test sets one.
+        BACKUP_SCHEDULE: 'off',
         // Every deploy answer is checked against its spec's response schema (npm test sets it; a file run alone too).
         GATEHOUSE_CHECK_RESPONSES: process.env.GATEHOUSE_CHECK_RESPONSES ?? '1',
         ...environment,

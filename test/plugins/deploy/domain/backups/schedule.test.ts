@@ -47,8 +47,10 @@ describe('deploy manager: backups on a schedule (BACKUP_SCHEDULE)', { timeout: 6
             expect(() => loadConfig({ BACKUP_SCHEDULE: schedule }), schedule).to.throw(ConfigError, /BACKUP_SCHEDULE/);
         }
 
-        expect(loadConfig({ BACKUP_SCHEDULE: '30 2 * * *' }).backups.schedule).to.equal('30 2 * * *');
-        expect(loadConfig({}).backups.schedule).to.be.undefined();
+        expect(loadConfig({ BACKUP_SCHEDULE: '15 4 * * *' }).backups.schedule).to.equal('15 4 * * *');
+        // Nightly by default; `off` leaves backups to hand.
+        expect(loadConfig({}).backups.schedule).to.equal('30 2 * * *');
+        expect(loadConfig({ BACKUP_SCHEDULE: 'off' }).backups.schedule).to.be.undefined();
     });
 
     it('backs every deployed app up at the scheduled times, as runs no user started', async () => {
