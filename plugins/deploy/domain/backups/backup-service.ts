@@ -15,6 +15,9 @@ import { audit } from '../accounts/audit-service.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { recipes } from '../recipes/recipe-service.ts';
+import { mainService } from '../recipes/recipe-compose.ts';
+import { parseCompose } from '../compose/compose-model.ts';
+import { withServiceImage } from '../compose/compose-yaml.ts';
 import { runs } from '../runs/run-service.ts';
 import type { BackupFirst } from '../engine/run-context.ts';
 import type { BackupHolds, BackupRunData } from './backup-runs.ts';
@@ -152,7 +155,25 @@ export class BackupService extends Service {
             // A restore that was rolled back started the app again as it was; one that failed left it as it could.
             const after = state === 'succeeded' || state === 'rolled back' ? 'running' : 'failed';
             await this.server.app.knex('dp_apps').where({ name: app.name }).update({ state: after });
+            if (state === 'succeeded') await this.#followRestoredImage(app);
         });
+    }
+
+    /**
+     * The image the restored compose file runs, into the app's draft and its image and tag: a backup taken before an
+     * update brings the old tag back, and the app says so (the rest of the draft stays as it is).
+     */
+    async #followRestoredImage(app: AppRecord): Promise<void> {
+        if (!app.image) return;
+        const written = Path.join(this.server.app.config.apps.appsDir, app.name, 'compose.yaml');
+        const restoredSpec = parseCompose(await Fs.promises.readFile(written, 'utf8'));
+        const restored = restoredSpec.services[mainService(restoredSpec, { image: app.image }) ?? '']?.image;
+        const current = (await apps(this.server).require(app.name)).draft.compose;
+        const draftSpec = parseCompose(current);
+        const service = mainService(draftSpec, { image: app.image });
+        if (!restored || /\{\{|\$\{/.test(restored) || !service || draftSpec.services[service]?.image === restored) return;
+        await apps(this.server).saveDraft(app.name, { compose: withServiceImage(current, service, restored) });
+        await apps(this.server).followDeployedImage(app.name);
     }
 
     /** Forgets the backup's snapshot and prunes what no other snapshot uses. */

@@ -159,6 +159,17 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
         });
     });
 
+    it('restoring the backup taken before an update brings the old tag back, in the app and its draft', async () => {
+        const [first] = (await backupsOf(server.admin, VERSIONED)).filter((backup) => backup.reason === 'before update').reverse();
+        const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${VERSIONED}/backups/${first?.id}/restore`));
+        expect(restored.state, restored.text).to.equal('succeeded');
+        expect(inApp(VERSIONED, 'cat /www/index.html')).to.equal(page('1.0.0').trim());
+        const app = ((await server.admin.get(`/api/apps/${VERSIONED}`)).body as { app: { tag: string; draft: { compose: string } } }).app;
+        expect(app.tag).to.equal('1.0.0');
+        expect(app.draft.compose).to.contain(`${repository}:1.0.0`);
+        expect((await updatesOf(VERSIONED)).updates.map((update) => update.tag)).to.equal(['1.2.0', '1.1.0', '1.0.1']);
+    });
+
     it('refuses a malformed tag, a draft app and a viewer, writing nothing', async () => {
         const malformed = await server.admin.post(`/api/apps/${VERSIONED}/update`, { tag: 'one two' });
         expect(malformed.status, malformed.text).to.equal(422);
@@ -170,6 +181,6 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
         const viewer = await server.signInAs('viewer');
         expect((await viewer.post(`/api/apps/${VERSIONED}/update`, { tag: '1.0.1' })).status).to.equal(403);
         expect((await viewer.get(`/api/apps/${VERSIONED}/updates`)).status).to.equal(200);
-        expect(await shown(VERSIONED)).to.include({ tag: '1.1.0' });
+        expect(await shown(VERSIONED)).to.include({ tag: '1.0.0' });
     });
 });
