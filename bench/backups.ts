@@ -15,7 +15,7 @@ import { volumeCompose } from '../test/support/backup-app.ts';
 import { buildWebImage, docker } from '../test/support/images.ts';
 import { type RunningServices, startServices } from '../test/support/services.ts';
 import { followRun, signIn, startRun, wallClock } from './app-runs.ts';
-import { type BenchFigure, startGatehouse } from './harness.ts';
+import { type BenchFigure, medianOfRounds, seconds, startGatehouse } from './harness.ts';
 
 const APP = 'benchbackup';
 const VOLUME = `${APP}_data`;
@@ -24,14 +24,6 @@ const SIZE_MB = Number(process.env.BENCH_BACKUP_MB ?? 1024);
 const ROUNDS = Number(process.env.BENCH_BACKUP_ROUNDS ?? 2);
 const BACKUP_TARGET = 1.5;
 const ARCHIVE = 'volume.tar';
-
-const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-
-function median(values: number[]): number {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-}
 
 /** Runs a command to its end; answers the wall time. */
 function timed(command: string, args: string[]): Promise<number> {
@@ -236,13 +228,13 @@ function figures(rounds: Round[], updates: { update: number[]; restart: number[]
         'to deduplicate or compress); Gatehouse in its own process (server.ts as `npm start` runs it, SQLite), driven over HTTP, ' +
         'times from the request to the run end on its event stream; the restic repository a local folder on the same disk as ' +
         "the baseline's archive; Gatehouse and the baseline alternate which goes first.";
-    const backup = median(of('backup'));
-    const tarBackupTime = median(of('tarBackup'));
-    const restore = median(of('restore'));
-    const tarRestoreTime = median(of('tarRestore'));
-    const update = median(updates.update);
-    const restart = median(updates.restart);
-    const updateBackup = median(updates.backup);
+    const backup = medianOfRounds(of('backup'));
+    const tarBackupTime = medianOfRounds(of('tarBackup'));
+    const restore = medianOfRounds(of('restore'));
+    const tarRestoreTime = medianOfRounds(of('tarRestore'));
+    const update = medianOfRounds(updates.update);
+    const restart = medianOfRounds(updates.restart);
+    const updateBackup = medianOfRounds(updates.backup);
     const updateBound = 1.5 * restart + updateBackup;
     return [
         {

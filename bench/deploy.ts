@@ -17,7 +17,7 @@ import { type RunningBind, startBind, dnsEnvironment } from '../test/support/bin
 import { buildWebImage, docker } from '../test/support/images.ts';
 import { type RunningServices, startServices } from '../test/support/services.ts';
 import { followRun, signIn, startRun, type TimedEvent, wallClock } from './app-runs.ts';
-import { type BenchFigure, type Process, startGatehouse } from './harness.ts';
+import { type BenchFigure, medianOfRounds, type Process, seconds, startGatehouse } from './harness.ts';
 
 const APP = 'benchdeploy';
 /** The baseline's project: another name, so that the two never share a container, network or volume. */
@@ -282,20 +282,10 @@ async function baselineRound(image: string, workDir: string, environment: Record
     return milestones;
 }
 
-function median(values: number[]): number {
-    const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1
-        ? (sorted[middle] ?? Number.NaN)
-        : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-}
-
-const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-
 /** Median of each milestone over the rounds, in order: `name 1.23 s, ...`. */
 function describeMilestones(rounds: Milestones[]): string {
     const names = Object.keys(rounds[0] ?? {});
-    return names.map((name) => `${name} ${seconds(median(rounds.map((round) => round[name] ?? Number.NaN)))}`).join(', ');
+    return names.map((name) => `${name} ${seconds(medianOfRounds(rounds.map((round) => round[name] ?? Number.NaN)))}`).join(', ');
 }
 
 const eachRound = (rounds: Milestones[], name: string) => rounds.map((round) => seconds(round[name] ?? Number.NaN)).join(', ');
@@ -344,9 +334,9 @@ function dnsSettings(bind: RunningBind | undefined): Record<string, string> {
 }
 
 function figures(rounds: Rounds, withDns: boolean): BenchFigure[] {
-    const ready = median(rounds.gatehouse.map((round) => round['Services ready'] ?? Number.NaN));
-    const ended = median(rounds.gatehouse.map((round) => round['run ended'] ?? Number.NaN));
-    const healthy = median(rounds.baseline.map((round) => round['all healthy seen'] ?? Number.NaN));
+    const ready = medianOfRounds(rounds.gatehouse.map((round) => round['Services ready'] ?? Number.NaN));
+    const ended = medianOfRounds(rounds.gatehouse.map((round) => round['run ended'] ?? Number.NaN));
+    const healthy = medianOfRounds(rounds.baseline.map((round) => round['all healthy seen'] ?? Number.NaN));
     const count = `${rounds.gatehouse.length} rounds each`;
     const baseline =
         `median ${seconds(healthy)} (${eachRound(rounds.baseline, 'all healthy seen')}): Debian's docker-compose 1.29 ` +

@@ -142,6 +142,18 @@ export function median(values: number[]): number {
     return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
+/** The middle of timed rounds, the mean of the two middle ones for an even count; a round not measured (NaN) is left out. */
+export function medianOfRounds(values: number[]): number {
+    const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1
+        ? (sorted[middle] ?? Number.NaN)
+        : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
+}
+
+/** Milliseconds as the run benchmarks print them: `1.23 s`. */
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
 /** Rounds as one figure: the median rate and p50, the worst p99, every error counted. */
 export function combined(rounds: LoadResult[]): LoadResult {
     return {
