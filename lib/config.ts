@@ -3,6 +3,7 @@ import Path from 'node:path';
 import Joi from 'joi';
 
 import { parseTrustedProxies } from './client-address.ts';
+import { CRON_FORM, cronProblem } from './cron.ts';
 import { parseAllowList } from './host-allow-list.ts';
 import type { ThrottleLimits } from './throttle.ts';
 
@@ -198,6 +199,20 @@ function allowedHostList(): Joi.StringSchema {
 /** Every deployed app is backed up each night unless BACKUP_SCHEDULE says otherwise (or `off`). */
 const DAILY_BACKUPS = '30 2 * * *';
 
+/** A cron expression Bree takes (lib/cron.ts): the same check as an app's own backup schedule gets. */
+function cronExpression(): Joi.StringSchema {
+    return Joi.string()
+        .trim()
+        .custom((value: string) => {
+            if (cronProblem(value)) {
+                throw new Error('invalid');
+            }
+
+            return value;
+        })
+        .message(`${CRON_FORM}, or off`);
+}
+
 /** Which backups of an app are kept (restic forget's policy): `7 daily, 4 weekly, 6 monthly`, `10 last`... */
 const BACKUP_KEEP_PATTERN =
     /^\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly)(\s*,\s*\d+\s+(last|hourly|daily|weekly|monthly|yearly))*\s*$/;
@@ -291,17 +306,7 @@ const environmentSchema = Joi.object({
     BACKUP_PASSWORD: Joi.string().min(8).max(1024),
     BACKUP_SFTP_COMMAND: Joi.string().max(4096),
     BACKUP_KEEP: Joi.string().pattern(BACKUP_KEEP_PATTERN, 'a list such as "7 daily, 4 weekly, 6 monthly"'),
-    BACKUP_SCHEDULE: Joi.alternatives()
-        .try(
-            Joi.string().valid('off'),
-            Joi.string()
-                .trim()
-                .pattern(
-                    /^[\d*,/-]+(?:\s+[\d*,/-]+){4,5}$/,
-                    'a cron expression such as "30 2 * * *" (five fields, or six with seconds first), or off',
-                ),
-        )
-        .default(DAILY_BACKUPS),
+    BACKUP_SCHEDULE: Joi.alternatives().try(Joi.string().valid('off'), cronExpression()).default(DAILY_BACKUPS),
     BACKUP_BEFORE_CHANGES: Joi.boolean().truthy('1').falsy('0').default(true),
     SMTP_HOST: Joi.string().hostname(),
     SMTP_PORT: Joi.number().integer().min(1).max(65535).default(587),
