@@ -3,6 +3,7 @@ import Path from 'node:path';
 import type { Plugin, Server } from '@hapi/hapi';
 import Bree from 'bree';
 
+import { cronSchedule } from '../lib/cron.ts';
 import { CODE_DIR, codeFile, RUNNING_BUILT } from '../lib/paths.ts';
 
 export const JOBS_DIR = Path.join(CODE_DIR, 'jobs');
@@ -22,6 +23,8 @@ export interface ScheduledJob {
     cron?: string;
     /** The cron expression has a leading seconds field. */
     hasSeconds?: boolean;
+    /** Several cron expressions (each of five fields, or six with seconds first): the job runs at every time of any. */
+    crons?: string[];
     interval?: number | string;
     workerData?: Record<string, unknown>;
 }
@@ -39,6 +42,7 @@ export class JobRunner {
     readonly #endings = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
     readonly #scheduled = new Map<string, ScheduledJob>();
     #counter = 0;
+    #stopped = false;
     /** When Bree's schedule started (intervals count from here); undefined until the server starts. */
     startedAt: number | undefined;
 
@@ -60,18 +64,38 @@ export class JobRunner {
         return { ...data, script, config: this.#server.app.config };
     }
 
+    /**
+     * Schedules the job; a job of that name already scheduled is replaced (once its worker, if one runs, has ended).
+     * Once the schedule has started, the job starts at once.
+     */
     async schedule(job: ScheduledJob): Promise<void> {
         const script = job.script ?? jobFile(job.name);
+        await this.unschedule(job.name);
         await this.bree.add({
             name: job.name,
             path: BOOT_SCRIPT ?? script,
             cron: job.cron,
             hasSeconds: job.hasSeconds,
-            interval: job.interval,
+            interval: job.crons ? cronSchedule(job.crons) : job.interval,
             timeout: false,
             worker: { workerData: this.#workerData(script, job.workerData) },
         });
         this.#scheduled.set(job.name, job);
+        if (this.startedAt !== undefined && !this.#stopped) {
+            await this.bree.start(job.name);
+        }
+    }
+
+    /** Takes the job off the schedule (nothing when it is not on it). */
+    async unschedule(name: string): Promise<void> {
+        if (this.#scheduled.delete(name)) {
+            await this.bree.remove(name);
+        }
+    }
+
+    /** The server stops: jobs scheduled from now on are no longer started. */
+    stop(): void {
+        this.#stopped = true;
     }
 
     /** A scheduled job as it was given to `schedule`, for showing its schedule and next run. */
@@ -147,6 +171,7 @@ export const jobsPlugin: Plugin<undefined> = {
             await runner.bree.start();
         });
         server.ext('onPreStop', async () => {
+            runner.stop();
             await runner.bree.stop();
         });
     },
