@@ -22,6 +22,8 @@ export interface JsonSchema {
     pattern?: string;
     default?: unknown;
     description?: string;
+    /** OpenAPI 3.0's: null is a value too. */
+    nullable?: boolean;
     /** The Go field's name, by which Gitea names the field in errors. */
     'x-go-name'?: string;
     /** The Go type's name where the JSON type does not tell it (`structs.VisibilityString`), for Go's decoding errors. */
@@ -86,7 +88,8 @@ export class SchemaConverter {
             }
         }
 
-        const joi = this.#typed(schema, itemLabel);
+        const typed = this.#typed(schema, itemLabel);
+        const joi = schema.nullable ? typed.allow(null) : typed;
         return schema.default === undefined || !this.#fillDefaults ? joi : joi.default(schema.default);
     }
 
