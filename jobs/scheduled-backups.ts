@@ -1,4 +1,4 @@
-/** BACKUP_SCHEDULE's tick: the server backs every deployed app up (plugins/deploy/domain/backups/setup.ts). */
+/** The backup schedules' tick: the server backs up the apps whose time came (plugins/deploy/domain/backups/backup-schedules.ts). */
 import { done, post } from '../lib/worker.ts';
 
 post({ due: true });

@@ -446,6 +446,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    '/api/apps/{name}/backups/schedule': {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** When the app is backed up by schedule: its own setting, the cron expression in effect and when the next backup is due */
+        get: operations['getBackupSchedule'];
+        /** Sets the app's own backup schedule: a cron expression (five fields, or six with seconds first), off, or null to follow BACKUP_SCHEDULE */
+        put: operations['setBackupSchedule'];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     '/api/compose/parse': {
         parameters: {
             query?: never;
@@ -1619,6 +1637,20 @@ export interface components {
         BackupList: {
             backups: components['schemas']['Backup'][];
         };
+        /** @description an app's own backup schedule: a cron expression (five fields, or six with seconds first), 'off' (never by schedule), or null (BACKUP_SCHEDULE's) */
+        OwnBackupSchedule: string | null;
+        BackupSchedule: {
+            schedule: components['schemas']['OwnBackupSchedule'];
+            /** @description the cron expression that applies, or null: never by schedule */
+            effective: string | null;
+            /** @description BACKUP_SCHEDULE, or null when it is off */
+            default: string | null;
+            /**
+             * Format: date-time
+             * @description when the next scheduled backup is due
+             */
+            nextAt: string | null;
+        };
         DirectoryUser: {
             pk: number;
             username: string;
@@ -2766,6 +2798,74 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    getBackupSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['BackupSchedule'];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['Error'];
+                };
+            };
+        };
+    };
+    setBackupSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                'application/json': {
+                    schedule: components['schemas']['OwnBackupSchedule'];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    'application/json': components['schemas']['BackupSchedule'];
+                };
             };
             /** @description An error */
             default: {

@@ -74,6 +74,7 @@ const ROLES_OF_ROUTES = {
         'backups.createBackup',
         'backups.deleteBackup',
         'backups.restoreBackup',
+        'backups.setBackupSchedule',
         'compose.parseComposeText',
         'compose.renderComposeSpec',
         'compose.validateComposeFile',
@@ -111,7 +112,7 @@ const ROLES_OF_ROUTES = {
         'users.listUsers',
         'users.updateUser',
     ],
-    viewer: ['backups.listBackups', 'updates.listKnownUpdates', 'updates.listUpdates'],
+    viewer: ['backups.getBackupSchedule', 'backups.listBackups', 'updates.listKnownUpdates', 'updates.listUpdates'],
 };
 
 function specText(groupRole: string | undefined, routes: Array<{ path: string; handler: string; role?: string }>): string {

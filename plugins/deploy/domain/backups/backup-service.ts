@@ -34,7 +34,7 @@ export interface Backup {
     /** Bytes read for it (before restic's deduplication and compression). */
     size: number;
     holds: BackupHolds;
-    /** Why it was made: `manual`, `scheduled` (BACKUP_SCHEDULE), `before restore`, or `before <change>` (BACKUP_BEFORE_CHANGES). */
+    /** Why it was made: `manual`, `scheduled` (the app's schedule), `before restore`, or `before <change>` (BACKUP_BEFORE_CHANGES). */
     reason: string;
     runId: number | null;
 }
@@ -116,7 +116,7 @@ export class BackupService extends Service {
         return { restic: await this.repository(), reason, ...(dump ? { dump } : {}) };
     }
 
-    /** Starts a backup run of the app; answers its id. `actor` null: the schedule's (BACKUP_SCHEDULE). */
+    /** Starts a backup run of the app; answers its id. `actor` null: the schedule's (the app's own, or BACKUP_SCHEDULE). */
     async start(name: string, actor: DeployUser | null): Promise<number> {
         const app = await apps(this.server).require(name);
         this.#refuseUndeployed(app.name, app.state);
@@ -124,17 +124,16 @@ export class BackupService extends Service {
     }
 
     /**
-     * The schedule's backups (BACKUP_SCHEDULE): every deployed app, one after the other (restic locks its repository
-     * for each), an app with a run in progress left for the next time. Answers what was started and what was not.
+     * The schedule's backups of the apps whose time came (backup-schedules.ts): one after the other (restic locks its
+     * repository for each), an app with a run in progress left for its next time. Answers what was started and what was not.
      */
-    async backUpAll(): Promise<{
+    async backUpScheduled(names: string[]): Promise<{
         backedUp: Array<{ app: string; runId: number; state: string }>;
         skipped: Array<{ app: string; reason: string }>;
     }> {
-        const rows = (await this.knex('dp_apps').whereNot({ state: 'draft' }).orderBy('name').select('name')) as Array<{ name: string }>;
         const backedUp: Array<{ app: string; runId: number; state: string }> = [];
         const skipped: Array<{ app: string; reason: string }> = [];
-        for (const { name } of rows) {
+        for (const name of names) {
             try {
                 const runId = await this.start(name, null);
                 backedUp.push({ app: name, runId, state: (await runs(this.server).untilEnded(runId)).state });

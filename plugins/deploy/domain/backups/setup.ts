@@ -1,9 +1,9 @@
 import type { Server } from '@hapi/hapi';
 
 import { lifecycle } from '../lifecycle/lifecycle-service.ts';
+import { runs } from '../runs/run-service.ts';
 import { backups } from './backup-service.ts';
-
-export const SCHEDULED_BACKUPS_JOB = 'scheduled-backups';
+import { backupSchedules, SCHEDULED_BACKUPS_JOB, SCHEDULES_REREAD_MS } from './backup-schedules.ts';
 
 export default async function setUpBackups(server: Server): Promise<void> {
     // Runs that change a deployed app take a backup first (BACKUP_BEFORE_CHANGES; the lifecycle asks whether it is on).
@@ -12,38 +12,26 @@ export default async function setUpBackups(server: Server): Promise<void> {
 }
 
 /**
- * With BACKUP_SCHEDULE set, Bree ticks at its times (jobs/scheduled-backups.ts) and every deployed app is backed
- * up, one after the other, by runs of the schedule's own (no user started them); a tick that comes while the last
- * one's backups still run is let go.
+ * Bree ticks at every time of the schedules in effect (jobs/scheduled-backups.ts): BACKUP_SCHEDULE's, which the apps
+ * without their own follow, and the apps' own; at each tick the apps whose time came are backed up, one after the
+ * other, by runs of the schedule's own (no user started them). The schedules are read again every minute, for what
+ * another server changed; a deleted app's own schedule goes with it.
  */
 async function scheduleBackups(server: Server): Promise<void> {
-    const schedule = server.app.config.backups.schedule;
-    if (!schedule) {
-        return;
-    }
-
-    await server.app.jobs.schedule({ name: SCHEDULED_BACKUPS_JOB, cron: schedule, hasSeconds: schedule.split(/\s+/).length === 6 });
-    let running = false;
-    server.app.jobs.onMessage(SCHEDULED_BACKUPS_JOB, () => {
-        if (running) {
-            return;
+    const schedules = backupSchedules(server);
+    server.app.jobs.onMessage(SCHEDULED_BACKUPS_JOB, () => schedules.tick());
+    await schedules.arm();
+    const reread = setInterval(() => {
+        schedules
+            .arm()
+            .catch((error: unknown) =>
+                server.log(['error', 'deploy', 'backups'], `reading the backup schedules failed: ${(error as Error).message}`),
+            );
+    }, SCHEDULES_REREAD_MS).unref();
+    server.ext('onPreStop', () => clearInterval(reread));
+    runs(server).onEnded(async (run) => {
+        if (run.kind === 'delete' && run.state === 'succeeded') {
+            await schedules.forgetApp(run.app);
         }
-
-        running = true;
-        backups(server)
-            .backUpAll()
-            .then(({ backedUp, skipped }) => {
-                const failed = backedUp.filter((backup) => backup.state !== 'succeeded');
-                server.log(
-                    ['deploy', 'backups'],
-                    `scheduled backups: ${backedUp.length - failed.length} made, ${failed.length} failed, ${skipped.length} not started`,
-                );
-                for (const { app, reason } of skipped)
-                    server.log(['deploy', 'backups'], `scheduled backup of ${app} not started: ${reason}`);
-            })
-            .catch((error: unknown) => server.log(['error', 'deploy', 'backups'], `scheduled backups failed: ${(error as Error).message}`))
-            .finally(() => {
-                running = false;
-            });
     });
 }

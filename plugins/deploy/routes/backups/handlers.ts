@@ -1,5 +1,6 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
+import { backupSchedules } from '../../domain/backups/backup-schedules.ts';
 import { backups } from '../../domain/backups/backup-service.ts';
 import { requireDeployCredentials } from '../../security.ts';
 
@@ -30,4 +31,11 @@ export const deleteBackup: Lifecycle.Method = async (request, h) => {
     const { name, id } = paramsOf(request);
     await backups(request.server).remove(name, id, requireDeployCredentials(request).user);
     return h.response().code(204);
+};
+
+export const getBackupSchedule: Lifecycle.Method = async (request) => await backupSchedules(request.server).of(paramsOf(request).name);
+
+export const setBackupSchedule: Lifecycle.Method = async (request) => {
+    const { schedule } = request.payload as { schedule: string | null };
+    return await backupSchedules(request.server).set(paramsOf(request).name, schedule, requireDeployCredentials(request).user);
 };

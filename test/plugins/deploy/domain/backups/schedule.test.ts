@@ -8,6 +8,7 @@ import { waitUntil } from '../../../../helpers/wait.ts';
 import { backupsOf, backupTestServer, deployWithVolume, removeVolumes } from '../../../../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { runToEnd } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -23,7 +24,7 @@ interface AuditEntry {
     details?: Record<string, unknown>;
 }
 
-describe('deploy manager: backups on a schedule (BACKUP_SCHEDULE)', { timeout: 600_000 }, () => {
+describe('deploy manager: backups on a schedule (BACKUP_SCHEDULE, or an app’s own)', { timeout: 600_000 }, () => {
     let services: RunningServices;
     let server: DeployTestServer;
     let image: string;
@@ -43,7 +44,7 @@ describe('deploy manager: backups on a schedule (BACKUP_SCHEDULE)', { timeout: 6
     });
 
     it('refuses a schedule that is not a cron expression, naming it', () => {
-        for (const schedule of ['daily', '* * * *', '30 2 * * * * *', '30 2 * * MON;rm']) {
+        for (const schedule of ['daily', '* * * *', '30 2 * * * * *', '30 2 * * MON;rm', '99 2 * * *', '*/0 * * * *']) {
             expect(() => loadConfig({ BACKUP_SCHEDULE: schedule }), schedule).to.throw(ConfigError, /BACKUP_SCHEDULE/);
         }
 
@@ -87,5 +88,63 @@ describe('deploy manager: backups on a schedule (BACKUP_SCHEDULE)', { timeout: 6
         );
         const all = (await server.admin.get(`/api/apps/${APP}/runs`)).body as { runs: Array<{ kind: string; state: string }> };
         expect(all.runs.filter((candidate) => candidate.kind === 'backup').every((candidate) => candidate.state !== 'failed')).to.be.true();
+    });
+
+    describe('each app by its own schedule, BACKUP_SCHEDULE off', () => {
+        const OWN = `own-${SUFFIX}`;
+        const NEVER = `never-${SUFFIX}`;
+        let own: DeployTestServer;
+
+        const backupRuns = async (app: string) =>
+            ((await own.admin.get(`/api/apps/${app}/runs`)).body as { runs: Array<{ kind: string; state: string }> }).runs.filter(
+                (run) => run.kind === 'backup',
+            );
+        const setSchedule = async (app: string, schedule: string | null) => {
+            const set = await own.admin.put(`/api/apps/${app}/backups/schedule`, { schedule });
+            expect(set.status, set.text).to.equal(200);
+        };
+
+        before({ timeout: 600_000 }, async () => {
+            // The test servers' BACKUP_SCHEDULE is off; two backups of each app are kept.
+            own = await backupTestServer(services, { BACKUP_PASSWORD: `own-schedule-password-${SUFFIX}`, BACKUP_KEEP: '2 last' });
+        });
+
+        after(async () => {
+            await removeProjects([OWN, NEVER], []);
+            removeVolumes([OWN, NEVER]);
+            await own?.context.cleanup();
+        });
+
+        it('backs an app up at its own times and never one that is off, keeps BACKUP_KEEP, and forgets a deleted app’s', async () => {
+            await deployWithVolume(own, NEVER, image);
+            await setSchedule(NEVER, 'off');
+            await deployWithVolume(own, OWN, image);
+            // Every two seconds (six fields: seconds first).
+            await setSchedule(OWN, '*/2 * * * * *');
+            await waitUntil(
+                'three scheduled backups of the app with its own schedule',
+                async () => (await backupRuns(OWN)).filter((run) => run.state === 'succeeded').length >= 3,
+                { timeoutMs: 240_000, intervalMs: 500 },
+            );
+            await setSchedule(OWN, 'off');
+            await waitUntil('its last backup run to end', async () => (await backupRuns(OWN)).every((run) => run.state !== 'running'), {
+                timeoutMs: 120_000,
+                intervalMs: 200,
+            });
+
+            expect((await backupRuns(OWN)).every((run) => run.state === 'succeeded')).to.be.true();
+            // BACKUP_KEEP applies to the scheduled backups as to any.
+            expect((await backupsOf(own.admin, OWN)).map((backup) => backup.reason)).to.equal(['scheduled', 'scheduled']);
+            expect(await backupRuns(NEVER)).to.equal([]);
+            expect(await backupsOf(own.admin, NEVER)).to.equal([]);
+
+            const deleted = await runToEnd(
+                own.admin,
+                await own.admin.delete(`/api/apps/${NEVER}`, { confirm: NEVER, removeVolumes: true }),
+            );
+            expect(deleted.state, deleted.text).to.equal('succeeded');
+            expect(await own.context.server.app.knex('dp_app_backup_schedules').where({ app_name: NEVER })).to.equal([]);
+            expect(await own.context.server.app.knex('dp_app_backup_schedules').where({ app_name: OWN })).to.have.length(1);
+        });
     });
 });
