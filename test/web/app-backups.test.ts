@@ -24,7 +24,7 @@ const { expect } = Code;
 const SUFFIX = Math.random().toString(36).slice(2, 8);
 const APP = `vault-${SUFFIX}`;
 
-describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
+describe('web UI: the app page’s backups and their schedule', { timeout: 600_000 }, () => {
     let services: RunningServices;
     let web: WebServer;
     let admin: Browser;
@@ -105,6 +105,40 @@ describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
         expect(problems.list()).to.equal([]);
     });
 
+    it('shows when the app is backed up by schedule, and saves an own schedule an editor chooses', async () => {
+        const scheduleOf = async () => (await admin.get(`/api/apps/${APP}/backups/schedule`)).body as { schedule: string | null };
+        await page.goto(backupsUrl());
+        const section = page.getByRole('region', { name: 'Backup schedule' });
+        // The test servers' BACKUP_SCHEDULE is off.
+        await section.getByText('Not backed up by schedule').waitFor();
+        const choices = section.getByRole('group', { name: 'Backup schedule' });
+        expect(await choices.getByRole('radio', { name: 'Follow the default (off)' }).isChecked()).to.be.true();
+
+        // A schedule Bree would not take is refused, saying why, and nothing is saved.
+        await choices.getByRole('radio', { name: 'Own schedule' }).check();
+        await section.getByLabel('Cron expression').fill('every night');
+        await section.getByRole('button', { name: 'Save the schedule' }).click();
+        await section.getByText(/must be a cron expression/i).waitFor();
+        expect((await scheduleOf()).schedule).to.equal(null);
+
+        await section.getByLabel('Cron expression').fill('0 4 * * 1');
+        await section.getByRole('button', { name: 'Save the schedule' }).click();
+        await section.getByText('Backed up by schedule at 0 4 * * 1').waitFor();
+        expect((await scheduleOf()).schedule).to.equal('0 4 * * 1');
+        await checkAccessibility(page);
+        await screenshot(page, 'app-backups-0-own-schedule');
+
+        // As saved when the page is opened again; back to the default.
+        await page.reload();
+        await section.getByText('Backed up by schedule at 0 4 * * 1').waitFor();
+        expect(await choices.getByRole('radio', { name: 'Own schedule' }).isChecked()).to.be.true();
+        expect(await section.getByLabel('Cron expression').inputValue()).to.equal('0 4 * * 1');
+        await choices.getByRole('radio', { name: 'Follow the default (off)' }).check();
+        await section.getByRole('button', { name: 'Save the schedule' }).click();
+        await section.getByText('Not backed up by schedule').waitFor();
+        expect((await scheduleOf()).schedule).to.equal(null);
+    });
+
     it('shows a viewer the list, with nothing to start', async () => {
         const viewer = await web.signInAs('viewer');
         await viewer.page.goto(backupsUrl());
@@ -112,5 +146,11 @@ describe('web UI: the app page’s backups', { timeout: 600_000 }, () => {
         expect(await viewer.page.getByRole('button', { name: 'Back up now' }).count()).to.equal(0);
         expect(await viewer.page.getByRole('button', { name: /^(Restore|Remove) the backup/ }).count()).to.equal(0);
         expect(await viewer.page.getByRole('columnheader', { name: 'Actions' }).count()).to.equal(0);
+        // The schedule is shown, not offered to change.
+        await viewer.page
+            .getByRole('region', { name: 'Backup schedule' })
+            .getByText(/backed up by schedule/i)
+            .waitFor();
+        expect(await viewer.page.getByRole('radio').count()).to.equal(0);
     });
 });

@@ -4,14 +4,109 @@ import { api, type ApiError, asApiError, useApi } from '../../api.ts';
 import { Button } from '../../components/Button.tsx';
 import { Confirm } from '../../components/Confirm.tsx';
 import { ErrorText } from '../../components/ErrorText.tsx';
+import { Field } from '../../components/Field.tsx';
 import { Spinner } from '../../components/Spinner.tsx';
 import { useSubmit } from '../../components/use-submit.ts';
 import { bytes } from '../../format/bytes.ts';
 import { dateTime, relativeTime } from '../../format/time.ts';
 import { RunLog } from './run-log.tsx';
-import type { App, Backup, BackupList, Run, RunStarted } from './types.ts';
+import type { App, Backup, BackupList, BackupSchedule, Run, RunStarted } from './types.ts';
 
 type Asked = { what: 'restore' | 'remove'; backup: Backup };
+
+/** Whose schedule the app follows: BACKUP_SCHEDULE's, its own cron expression, or none. */
+type ScheduleKind = 'default' | 'own' | 'off';
+
+function kindOf(schedule: string | null): ScheduleKind {
+    return schedule === null ? 'default' : schedule === 'off' ? 'off' : 'own';
+}
+
+/**
+ * When the app is backed up by schedule (`GET .../backups/schedule`): the cron expression in effect and the next time.
+ * Editors choose the server's default (BACKUP_SCHEDULE), a schedule of the app's own, or none (`PUT`).
+ */
+function ScheduleSection(props: { base: string; editable: boolean }) {
+    const shown = useApi<BackupSchedule>(`${props.base}/schedule`);
+    if (!shown.data) {
+        return shown.loading ? <Spinner label="Reading the backup schedule…" /> : <ErrorText error={shown.error} />;
+    }
+
+    const { effective, nextAt } = shown.data;
+    return (
+        <section class="backup-schedule" aria-label="Backup schedule">
+            <p class="backup-schedule-now">
+                {effective && nextAt ? (
+                    <>
+                        Backed up by schedule at <code>{effective}</code>
+                        {shown.data.schedule === null ? ' (the default)' : ''}; next{' '}
+                        <time dateTime={nextAt} title={dateTime(nextAt)}>
+                            {relativeTime(nextAt)}
+                        </time>
+                        .
+                    </>
+                ) : (
+                    'Not backed up by schedule: only by hand, and before changes where the server takes those.'
+                )}
+            </p>
+            {props.editable ? (
+                <ScheduleForm key={shown.data.schedule ?? ''} base={props.base} shown={shown.data} onSaved={shown.reload} />
+            ) : null}
+        </section>
+    );
+}
+
+function ScheduleForm(props: { base: string; shown: BackupSchedule; onSaved: () => void }) {
+    const [kind, setKind] = useState<ScheduleKind>(kindOf(props.shown.schedule));
+    const [cron, setCron] = useState(
+        kindOf(props.shown.schedule) === 'own' ? String(props.shown.schedule) : (props.shown.default ?? '30 2 * * *'),
+    );
+    const { busy, error, submit } = useSubmit<ApiError>(asApiError);
+    const choices: Array<{ kind: ScheduleKind; label: string }> = [
+        { kind: 'default', label: `Follow the default (${props.shown.default ?? 'off'})` },
+        { kind: 'own', label: 'Own schedule' },
+        { kind: 'off', label: 'Off' },
+    ];
+    const save = (event: Event) => {
+        event.preventDefault();
+        void submit(async () => {
+            const schedule = kind === 'default' ? null : kind === 'off' ? 'off' : cron;
+            await api.put(`${props.base}/schedule`, { schedule });
+            props.onSaved();
+        });
+    };
+
+    return (
+        <form class="backup-schedule-form" onSubmit={save}>
+            <fieldset class="choice-group">
+                <legend>Backup schedule</legend>
+                {choices.map((choice) => (
+                    <label key={choice.kind}>
+                        <input type="radio" name="backup-schedule" checked={kind === choice.kind} onChange={() => setKind(choice.kind)} />{' '}
+                        {choice.label}
+                    </label>
+                ))}
+            </fieldset>
+            {kind === 'own' ? (
+                <Field
+                    label="Cron expression"
+                    class="backup-schedule-cron"
+                    value={cron}
+                    onInput={setCron}
+                    required
+                    maxLength={100}
+                    spellcheck={false}
+                    hint="Minute, hour, day of the month, month and day of the week (a sixth field first counts seconds): 30 2 * * * is every day at 02:30."
+                />
+            ) : null}
+            <div class="app-action-buttons">
+                <Button type="submit" busy={busy}>
+                    Save the schedule
+                </Button>
+            </div>
+            <ErrorText error={error} />
+        </form>
+    );
+}
 
 /** What a backup holds, in words: "folder, site, volume app_data, dump of db". */
 function holdings(backup: Backup): string {
@@ -32,8 +127,9 @@ const QUESTIONS: Record<Asked['what'], (app: string, backup: Backup) => string> 
 };
 
 /**
- * The app's backups (`GET /api/apps/{name}/backups`), newest first. Editors back the app up now, restore a backup or
- * remove one, each of the last two asked first; a backup or restore run's log follows below the list.
+ * The app's backups (`GET /api/apps/{name}/backups`), newest first, below when it is backed up by schedule. Editors
+ * choose the schedule, back the app up now, restore a backup or remove one, each of the last two asked first; a backup
+ * or restore run's log follows below the list.
  */
 export function BackupsTab(props: { app: App; editable: boolean; onRunEnded: () => void }) {
     const base = `/api/apps/${encodeURIComponent(props.app.name)}/backups`;
@@ -68,6 +164,7 @@ export function BackupsTab(props: { app: App; editable: boolean; onRunEnded: () 
                 Each backup holds the app’s folder (compose file, secrets), its nginx site, its named volumes and, where its recipe says
                 how, a dump of its database, in the server’s restic repository.
             </p>
+            <ScheduleSection base={base} editable={props.editable} />
             {props.editable && deployed ? (
                 <div class="app-action-buttons">
                     <Button busy={busy && !asked} disabled={running || busy} onClick={() => void start('Backup', base)}>

@@ -41,6 +41,7 @@ export type Directory = Schemas['Directory'];
 export type RunStarted = Schemas['RunStarted'];
 export type Backup = Schemas['Backup'];
 export type BackupList = Schemas['BackupList'];
+export type BackupSchedule = Schemas['BackupSchedule'];
 export type ImageUpdate = Schemas['ImageUpdate'];
 export type AppUpdates = Schemas['AppUpdates'];
 export type KnownUpdateList = Schemas['KnownUpdateList'];
