@@ -1,14 +1,53 @@
 /** The Docker engine, reached as dockerode reaches it by default: DOCKER_HOST, else the local socket. */
-import { createRequire } from 'node:module';
+import Module, { createRequire } from 'node:module';
+import Path from 'node:path';
 
 import type Docker from 'dockerode';
 
 import type { HostConfig } from '../../../../lib/config.ts';
 import { LABEL } from './compose-labels.ts';
 
-/** dockerode is loaded on first use, not at start: with its gRPC and SSH dependencies, about 25 MB and half a second. */
+const require = createRequire(import.meta.url);
+
+/**
+ * dockerode is loaded on first use, not at start; and two of its modules that load at once with it are loaded only
+ * when called: BuildKit's session (gRPC and protobuf, for builds, which Gatehouse never asks for) and the SSH agent
+ * (for an `ssh://` DOCKER_HOST). Together they are about 21 MB of the resident memory of a server that reads its
+ * containers' resources every few seconds. Both modules export a single function, so a stand-in function that loads
+ * the real one when called keeps their behaviour; a dockerode whose files moved is loaded as it is.
+ */
+function deferModuleCalls(resolve: () => string): void {
+    let filename: string;
+    try {
+        filename = resolve();
+    } catch {
+        return;
+    }
+    if (require.cache[filename]) return;
+
+    let real: ((...args: unknown[]) => unknown) | undefined;
+    const standIn = new Module(filename);
+    standIn.filename = filename;
+    standIn.loaded = true;
+    standIn.exports = function loadedWhenCalled(this: unknown, ...args: unknown[]): unknown {
+        if (!real) {
+            delete require.cache[filename];
+            real = require(filename) as (...args: unknown[]) => unknown;
+        }
+        return real.apply(this, args);
+    };
+    require.cache[filename] = standIn;
+}
+
+let Dockerode: typeof Docker | undefined;
+
 export function dockerClient(): Docker {
-    const Dockerode = createRequire(import.meta.url)('dockerode') as typeof Docker;
+    if (!Dockerode) {
+        deferModuleCalls(() => require.resolve('dockerode/lib/session.js'));
+        deferModuleCalls(() => require.resolve('docker-modem/lib/ssh.js', { paths: [Path.dirname(require.resolve('dockerode'))] }));
+        Dockerode = require('dockerode') as typeof Docker;
+    }
+
     return new Dockerode();
 }
 

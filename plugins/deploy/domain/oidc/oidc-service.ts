@@ -1,4 +1,4 @@
-import * as client from 'openid-client';
+import type * as OpenId from 'openid-client';
 
 import type { AddressKind } from '../../../../lib/addresses.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
@@ -115,7 +115,12 @@ function describe(error: unknown): string {
 }
 
 /** The endpoints the server and the browser will use must meet the same transport rule as the issuer. */
-function checkEndpoints(config: client.Configuration): void {
+/** openid-client is loaded by the first sign-in or test of the provider, not at start (with jose, about 5 MB). */
+async function openIdClient(): Promise<typeof OpenId> {
+    return await import('openid-client');
+}
+
+function checkEndpoints(config: OpenId.Configuration): void {
     const metadata = config.serverMetadata();
     const endpoints = [metadata.authorization_endpoint, metadata.token_endpoint, metadata.userinfo_endpoint, metadata.jwks_uri];
     for (const endpoint of endpoints) {
@@ -133,7 +138,8 @@ interface DiscoverRequest {
     allowedKinds: Set<AddressKind>;
 }
 
-async function discover({ issuer, clientId, clientSecret, allowedKinds }: DiscoverRequest): Promise<client.Configuration> {
+async function discover({ issuer, clientId, clientSecret, allowedKinds }: DiscoverRequest): Promise<OpenId.Configuration> {
+    const client = await openIdClient();
     // client_secret_basic is what OpenID Connect assumes when a client registers no other method.
     const authentication = clientSecret ? client.ClientSecretBasic(clientSecret) : client.None();
     // parseIssuer lets plain http through for loopback hosts only; checkEndpoints holds the endpoints to the same rule.
@@ -260,6 +266,7 @@ export class OidcService extends Service {
 
     async begin(): Promise<{ authorizationUrl: string; pending: PendingSignIn }> {
         const config = await this.#configuration();
+        const client = await openIdClient();
         const pending: PendingSignIn = {
             state: client.randomState(),
             nonce: client.randomNonce(),
@@ -310,7 +317,7 @@ export class OidcService extends Service {
         return 'replaced';
     }
 
-    async #configuration(): Promise<client.Configuration> {
+    async #configuration(): Promise<OpenId.Configuration> {
         const stored = await this.#stored();
         if (!stored.enabled || !stored.issuer || !stored.clientId) {
             throw new OidcSignInError('OIDC sign-in is not enabled');
@@ -325,10 +332,11 @@ export class OidcService extends Service {
         }
     }
 
-    async #identityClaims(config: client.Configuration, pending: PendingSignIn, callbackQuery: string): Promise<IdentityClaims> {
+    async #identityClaims(config: OpenId.Configuration, pending: PendingSignIn, callbackQuery: string): Promise<IdentityClaims> {
         // The callback URL as registered (publicUrl), not as hapi saw it behind the proxy: the library sends it as redirect_uri.
         const callbackUrl = new URL(this.redirectUri);
         callbackUrl.search = callbackQuery;
+        const client = await openIdClient();
         try {
             const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
                 pkceCodeVerifier: pending.codeVerifier,

@@ -6,7 +6,7 @@ import Crypto from 'node:crypto';
 import type { Duplex } from 'node:stream';
 
 import type Docker from 'dockerode';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 
 /** bash when the image has it, else its sh. */
 export const SHELL_COMMAND = ['/bin/sh', '-c', 'command -v bash >/dev/null && exec bash || exec sh'];
@@ -139,7 +139,7 @@ export class TerminalSession {
         clearTimeout(this.#idle);
         await this.#hangUp();
         this.#stream?.destroy();
-        if (this.#socket.readyState === WebSocket.OPEN || this.#socket.readyState === WebSocket.CONNECTING) {
+        if (this.#socket.readyState === this.#socket.OPEN || this.#socket.readyState === this.#socket.CONNECTING) {
             // A close reason is at most 123 bytes.
             this.#socket.close(CLOSE_CODES[how], Buffer.from(reason).subarray(0, 123).toString());
         }
@@ -178,7 +178,7 @@ export class TerminalSession {
 
     #output(chunk: Buffer, stream: Duplex): void {
         this.#touch();
-        if (this.#socket.readyState !== WebSocket.OPEN) {
+        if (this.#socket.readyState !== this.#socket.OPEN) {
             return;
         }
 

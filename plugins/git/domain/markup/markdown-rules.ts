@@ -1,7 +1,9 @@
 // The markdown-it rules of Gitea's markdown: heading ids, table alignment, task lists, www. autolinks, file names
 // that are not emphasis, and what Gitea's post-processing adds (modules/markup/html*.go): resolved links and images,
 // links around images, [[short links]], issue references and mentions.
-import MarkdownIt from 'markdown-it';
+import { createRequire } from 'node:module';
+
+import type MarkdownIt from 'markdown-it';
 import type { StateCore, StateInline, Token } from 'markdown-it';
 
 import type { LinkResolver } from './links.ts';
@@ -397,8 +399,10 @@ function codeLanguage(info: string): string {
     return language === '' ? 'text' : language.toLowerCase();
 }
 
+/** Loaded by the first render, not at start: markdown-it with its entities and linkify tables is about 10 MB. */
 export function createMarkdown(breaks: boolean): MarkdownRenderer {
-    const md = new MarkdownIt({ html: true, linkify: true, typographer: false, breaks });
+    const MarkdownItClass = createRequire(import.meta.url)('markdown-it') as typeof MarkdownIt;
+    const md = new MarkdownItClass({ html: true, linkify: true, typographer: false, breaks });
     md.core.ruler.after(
         'linkify',
         'gitea_www_links',

@@ -26,8 +26,20 @@ export const MAX_MENTION_LOOKUPS = 1000;
 
 const MARKDOWN_EXTENSIONS = new Set(['.md', '.markdown', '.mdown', '.mkd', '.livemd']);
 
-const plainMarkdown = createMarkdown(false);
-const commentMarkdown = createMarkdown(true);
+let plainRenderer: MarkdownRenderer | undefined;
+let commentRenderer: MarkdownRenderer | undefined;
+
+/** Gitea's markdown of files and documents; made by the first render. */
+function plainMarkdown(): MarkdownRenderer {
+    plainRenderer ??= createMarkdown(false);
+    return plainRenderer;
+}
+
+/** Gitea's markdown of comments (line breaks kept); made by the first render. */
+function commentMarkdown(): MarkdownRenderer {
+    commentRenderer ??= createMarkdown(true);
+    return commentRenderer;
+}
 
 const NOTHING_TO_LOOK_UP: PreparedMarkup = { mentionNames: [], render: () => '' };
 
@@ -63,7 +75,7 @@ function isMarkdownFile(filePath: string): boolean {
 
 /** Raw markdown, as Gitea's RenderRaw: no post-processing, so links stay as written and mention nobody. */
 export function renderRawMarkdown(text: string): string {
-    return prepare(plainMarkdown, text, undefined, false).render(new Set());
+    return prepare(plainMarkdown(), text, undefined, false).render(new Set());
 }
 
 function modeOf(request: RenderRequest): string {
@@ -78,17 +90,17 @@ export function prepareMarkup(request: RenderRequest, rootUrl: string): PrepareR
     switch (mode) {
         case '':
         case 'markdown':
-            return { ok: true, markup: prepare(plainMarkdown, request.text, undefined, false) };
+            return { ok: true, markup: prepare(plainMarkdown(), request.text, undefined, false) };
         case 'gfm':
         case 'file':
             if (mode === 'file' && !isMarkdownFile(filePath)) {
                 return { ok: false, message: 'unable to find a render' };
             }
-            return { ok: true, markup: prepare(plainMarkdown, request.text, fileLinks(rootUrl, context, filePath), false) };
+            return { ok: true, markup: prepare(plainMarkdown(), request.text, fileLinks(rootUrl, context, filePath), false) };
         case 'comment':
-            return { ok: true, markup: prepare(commentMarkdown, request.text, commentLinks(rootUrl, context), true) };
+            return { ok: true, markup: prepare(commentMarkdown(), request.text, commentLinks(rootUrl, context), true) };
         case 'wiki':
-            return { ok: true, markup: prepare(plainMarkdown, request.text, wikiLinks(rootUrl, context), false) };
+            return { ok: true, markup: prepare(plainMarkdown(), request.text, wikiLinks(rootUrl, context), false) };
         default:
             return { ok: false, message: `unsupported render mode: ${mode}` };
     }

@@ -48,37 +48,49 @@ export interface TemplateFolders {
 }
 
 /**
- * The read-only catalogs of the miscellaneous group: ignore-file, label and license templates,
- * loaded once at start (shipped files overlaid by the administrator's custom folder).
+ * The read-only catalogs of the miscellaneous group: ignore-file, label and license templates (shipped files
+ * overlaid by the administrator's custom folder), each read on first use and kept: the SPDX list with its texts is
+ * about 20 MB resident and a tenth of a second, which a server need not pay at start for a request that may never come.
  */
 export class TemplatesService {
-    readonly #gitignores: Map<string, string>;
-    readonly #labelSets: Map<string, LabelTemplate[]>;
-    readonly #licenses: Map<string, string>;
-    readonly #licenseList: LicenseEntry[];
-    /** The list never changes while the server runs, so it is serialised once (75 KB for the SPDX list). */
-    readonly #licenseListJson: Buffer;
+    readonly #folders: TemplateFolders;
     readonly #rootUrl: string;
+    #gitignores: Map<string, string> | undefined;
+    #labelSets: Map<string, LabelTemplate[]> | undefined;
+    #licenses: Map<string, string> | undefined;
+    #licenseList: LicenseEntry[] | undefined;
+    /** The list never changes while the server runs, so it is serialised once (75 KB for the SPDX list). */
+    #licenseListJson: Buffer | undefined;
 
     constructor(folders: TemplateFolders, rootUrl: string) {
+        this.#folders = folders;
         this.#rootUrl = rootUrl;
-        this.#gitignores = readTextFiles([
-            Path.join(folders.assetsDir, 'gitignore', 'templates'),
-            Path.join(folders.customDir, 'gitignore'),
+    }
+
+    get #gitignoreFiles(): Map<string, string> {
+        this.#gitignores ??= readTextFiles([
+            Path.join(this.#folders.assetsDir, 'gitignore', 'templates'),
+            Path.join(this.#folders.customDir, 'gitignore'),
         ]);
-        this.#labelSets = readLabelSets([Path.join(folders.assetsDir, 'label'), Path.join(folders.customDir, 'label')]);
-        this.#licenses = readLicenses(Path.join(folders.customDir, 'license'));
-        this.#licenseList = [...this.#licenses.keys()].map((name) => this.#licenseEntry(name));
-        // Kept as bytes: a string body would be encoded to UTF-8 again on every answer (75 KB for the full list).
-        this.#licenseListJson = Buffer.from(JSON.stringify(this.#licenseList));
+        return this.#gitignores;
+    }
+
+    get #labelSetFiles(): Map<string, LabelTemplate[]> {
+        this.#labelSets ??= readLabelSets([Path.join(this.#folders.assetsDir, 'label'), Path.join(this.#folders.customDir, 'label')]);
+        return this.#labelSets;
+    }
+
+    get #licenseTexts(): Map<string, string> {
+        this.#licenses ??= readLicenses(Path.join(this.#folders.customDir, 'license'));
+        return this.#licenses;
     }
 
     gitignoreNames(): string[] {
-        return [...this.#gitignores.keys()];
+        return [...this.#gitignoreFiles.keys()];
     }
 
     gitignore(name: string): { name: string; source: string } {
-        const source = this.#gitignores.get(cleanName(name));
+        const source = this.#gitignoreFiles.get(cleanName(name));
         if (source === undefined) {
             throw new NotFoundError();
         }
@@ -87,11 +99,11 @@ export class TemplatesService {
     }
 
     labelSetNames(): string[] {
-        return [...this.#labelSets.keys()];
+        return [...this.#labelSetFiles.keys()];
     }
 
     labelSet(name: string): LabelTemplate[] {
-        const labels = this.#labelSets.get(name);
+        const labels = this.#labelSetFiles.get(name);
         if (!labels) {
             throw new NotFoundError();
         }
@@ -100,15 +112,18 @@ export class TemplatesService {
     }
 
     licenseList(): LicenseEntry[] {
+        this.#licenseList ??= [...this.#licenseTexts.keys()].map((name) => this.#licenseEntry(name));
         return this.#licenseList;
     }
 
     licenseListJson(): Buffer {
+        // Kept as bytes: a string body would be encoded to UTF-8 again on every answer (75 KB for the full list).
+        this.#licenseListJson ??= Buffer.from(JSON.stringify(this.licenseList()));
         return this.#licenseListJson;
     }
 
     license(name: string): LicenseInfo {
-        const body = this.#licenses.get(cleanName(name));
+        const body = this.#licenseTexts.get(cleanName(name));
         if (body === undefined) {
             throw new NotFoundError();
         }
