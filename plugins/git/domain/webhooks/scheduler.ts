@@ -31,9 +31,9 @@ export class DeliveryScheduler extends Service {
                 this.kick();
             }
         });
-        // Deliveries left pending by a previous run of the server go out as soon as it starts.
+        // Deliveries left pending by a previous run of the server go out as soon as it starts (a worker only if there are).
         this.server.ext('onPostStart', () => {
-            this.kick();
+            void this.#sweepDue();
             this.#sweep = setInterval(() => void this.#sweepDue(), SWEEP_INTERVAL_MS).unref();
         });
         // Before Bree stops its workers, so that a worker ending then does not start another.
