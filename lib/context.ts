@@ -13,7 +13,7 @@ export interface AppState {
 }
 
 declare module '@hapi/hapi' {
-    /** Route settings the loaders put under `plugins.gatehouse` (the operation, the role, whether it is a run). */
+    /** Route settings the loaders put under `plugins.gatehouse` (the deploy routes' role and whether each is a run). */
     interface PluginSpecificConfiguration {
         gatehouse?: Record<string, unknown>;
     }

@@ -256,7 +256,6 @@ function routeFor(
             tags: ['api', 'git', operation.tag],
             validate: buildValidation(operation, converter),
             payload: payloadOptions(operation),
-            plugins: { gatehouse: { operation } },
             auth: auth ? { strategy: auth.strategy, mode: 'optional' } : false,
             ext: auth ? { onPostAuth: { method: auth.accessCheck(operation['x-gatehouse-access']) } } : undefined,
             // Gitea renders an empty document as a 200 with an empty body, not as a 204.

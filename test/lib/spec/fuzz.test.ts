@@ -12,7 +12,7 @@ import * as Lab from '@hapi/lab';
 
 import { errorShapeFor } from '../../../lib/errors.ts';
 import { runs } from '../../../plugins/deploy/domain/runs/run-service.ts';
-import { readSwagger } from '../../../lib/spec/git-loader.ts';
+import { gitOperations, readSwagger } from '../../../lib/spec/git-loader.ts';
 import type { JsonSchema } from '../../../lib/spec/schema-to-joi.ts';
 import { GIT_SWAGGER_FILE } from '../../../server.ts';
 import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
@@ -289,15 +289,16 @@ describe('fuzz: every route of both APIs, hostile input from an administrator', 
 
     /** Every route the two loaders made from the specs, with what its validation declares. */
     const specRoutes = (): FuzzRoute[] => {
-        const { definitions } = readSwagger(GIT_SWAGGER_FILE);
+        const document = readSwagger(GIT_SWAGGER_FILE);
+        const { definitions } = document;
+        const operations = new Map(gitOperations(document).map((operation) => [operation.operationId, operation]));
         return server
             .table()
             .filter((route) => (route.settings.tags ?? []).includes('api') && !SKIPPED.has(`${route.method.toUpperCase()} ${route.path}`))
             .map((route) => {
-                const plugins = route.settings.plugins as {
-                    gatehouse?: { operation?: { parameters?: Array<{ in: string; schema?: JsonSchema }> } };
-                };
-                const body = plugins.gatehouse?.operation?.parameters?.find((parameter) => parameter.in === 'body');
+                const parameters = operations.get(String(route.settings.id))?.parameters as
+                    Array<{ in: string; schema?: JsonSchema }> | undefined;
+                const body = parameters?.find((parameter) => parameter.in === 'body');
                 return {
                     method: route.method.toUpperCase(),
                     path: route.path,
