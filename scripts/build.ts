@@ -1,7 +1,8 @@
 /**
  * Builds the server into dist/ with tsc (tsconfig.build.json): server.ts, lib/, plugins/, jobs/, migrations/ and
  * bin/ as JavaScript, their `.ts` import specifiers rewritten to `.js`. Nothing else is copied: the built server
- * reads specs/, assets/, recipes/ and web/dist/ from the project's root (lib/paths.ts).
+ * reads specs/, assets/, recipes/ and web/dist/ from the project's root (lib/paths.ts); what the build adds is the
+ * parsed value of their YAML files, as JSON in dist/yaml/ (lib/yaml-cache.ts), which start reads instead of parsing.
  *
  * `npm run build` (and `prepare`, on npm ci) always builds; `--if-stale` (npm start) builds only when there is no
  * build, or a source file or folder changed after it. tsc writes into a folder of its own, which then replaces
@@ -14,6 +15,7 @@ import { createRequire } from 'node:module';
 import Path from 'node:path';
 
 import { BUILD_STAMP, DIST_DIR, isBuildFresh, isBuilt } from '../bin/build-state.js';
+import { CACHED_YAML_FOLDERS, writeYamlCache } from '../lib/yaml-cache.ts';
 
 const ROOT_DIR = Path.resolve(import.meta.dirname, '..');
 
@@ -51,6 +53,7 @@ function main(): number {
             return result.status ?? 1;
         }
 
+        writeYamlCache(ROOT_DIR, CACHED_YAML_FOLDERS, Path.join(staging, 'yaml'));
         Fs.writeFileSync(Path.join(staging, Path.basename(BUILD_STAMP)), `${startedAt}\n`);
         if (Fs.existsSync(DIST_DIR)) Fs.renameSync(DIST_DIR, previous);
         Fs.renameSync(staging, DIST_DIR);

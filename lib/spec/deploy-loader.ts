@@ -4,9 +4,9 @@ import Path from 'node:path';
 import Boom from '@hapi/boom';
 import type { Lifecycle, Plugin, RouteOptions, RouteOptionsValidate, Server } from '@hapi/hapi';
 import Joi from 'joi';
-import YAML from 'yaml';
 
 import { validationFailAction } from '../errors.ts';
+import { parseYaml } from '../yaml-cache.ts';
 import { deployOpenApiDocument } from './deploy-openapi.ts';
 import { loadHandlers, setUpDomain } from './handlers.ts';
 import { ResponseChecker } from './response-checker.ts';
@@ -79,7 +79,7 @@ const groupSchema = Joi.object<DeployGroupSpec>({
 
 /** Reads and checks one YAML route spec; a mistake stops start-up with the file's name. */
 export function readDeploySpec(file: string): DeployGroupSpec {
-    const { value, error } = groupSchema.validate(YAML.parse(Fs.readFileSync(file, 'utf8')), { abortEarly: true });
+    const { value, error } = groupSchema.validate(parseYaml(Fs.readFileSync(file, 'utf8')), { abortEarly: true });
     if (error) {
         throw new Error(`${file}: ${error.message}`);
     }
@@ -132,7 +132,7 @@ export function readDeploySchemas(specsDir: string): Definitions {
               .sort()
         : [];
     for (const file of files) {
-        const named = YAML.parse(Fs.readFileSync(Path.join(folder, file), 'utf8')) as Definitions | null;
+        const named = parseYaml(Fs.readFileSync(Path.join(folder, file), 'utf8')) as Definitions | null;
         for (const [name, schema] of Object.entries(named ?? {})) {
             if (schemas[name]) {
                 throw new Error(`${Path.join(folder, file)}: the schema ${name} is declared twice`);

@@ -5,8 +5,10 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import knexFactory from 'knex';
+import YAML from 'yaml';
 
 import { knexConfig } from '../../lib/database.ts';
+import { cachedValue, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
 import { ROOT_DIR } from '../../server.ts';
 import { freePort, type RunningServer, temporaryDirectory, waitForHealth } from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -84,8 +86,16 @@ describe('npm run build', { timeout: 240_000 }, () => {
         expect(Fs.existsSync(Path.join(ROOT_DIR, 'dist', 'jobs', 'app-run.js'))).to.be.true();
         expect(Fs.existsSync(Path.join(ROOT_DIR, 'dist', 'lib', 'named-plugins.js'))).to.be.true();
         expect(Fs.readdirSync(Path.join(ROOT_DIR, 'dist', 'migrations')).every((file) => /\.js(\.map)?$/.test(file))).to.be.true();
+        // Nothing read at run time is copied: dist/yaml holds values parsed from the YAML, keyed by its text (see below).
         for (const folder of ['specs', 'assets', 'recipes', 'web']) {
             expect(Fs.existsSync(Path.join(ROOT_DIR, 'dist', folder)), folder).to.be.false();
+        }
+    });
+
+    it('holds the parsed value of the YAML files start reads (the deploy specs, the shipped recipes)', () => {
+        for (const file of [Path.join('specs', 'deploy', 'apps.yaml'), Path.join('recipes', 'grafana.yaml')]) {
+            const text = Fs.readFileSync(Path.join(ROOT_DIR, file), 'utf8');
+            expect(cachedValue(YAML_CACHE_DIR, text), file).to.equal({ value: YAML.parse(text) });
         }
     });
 

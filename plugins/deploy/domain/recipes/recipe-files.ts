@@ -7,12 +7,12 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import YAML from 'yaml';
 
 import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../../../../lib/app-urls.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
+import { parseYaml } from '../../../../lib/yaml-cache.ts';
 import { checkAcsPath } from '../../../sso/method-types.ts';
 import { PLACEHOLDER_NAMES, placeholdersIn } from '../../../sso/placeholders.ts';
 import { parseRepositoryName } from '../hub/image-reference.ts';
@@ -156,7 +156,7 @@ function readRecipeFile(path: string): Recipe {
 
     let fields: unknown;
     try {
-        fields = YAML.parse(Fs.readFileSync(path, 'utf8'), { prettyErrors: true, uniqueKeys: true });
+        fields = parseYaml(Fs.readFileSync(path, 'utf8'), { prettyErrors: true, uniqueKeys: true });
     } catch (error) {
         throw new RecipeError(`${where}: not YAML: ${(error as Error).message}`);
     }
