@@ -7,7 +7,7 @@
  */
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { cronProblem, nextCronTime, previousCronTime } from '../../../../lib/cron.ts';
-import { BadRequestError } from '../../../../lib/errors.ts';
+import { ValidationError } from '../../../../lib/errors.ts';
 import { Service } from '../../../../lib/service.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { audit } from '../accounts/audit-service.ts';
@@ -85,7 +85,7 @@ export class BackupScheduleService extends Service {
         const problem =
             own === null || own === 'off' ? undefined : own.length > SCHEDULE_MAX ? `at most ${SCHEDULE_MAX} characters` : cronProblem(own);
         if (problem) {
-            throw new BadRequestError(`schedule: ${problem}`);
+            throw new ValidationError(`schedule: ${problem}`);
         }
 
         const app = await apps(this.server).require(name);

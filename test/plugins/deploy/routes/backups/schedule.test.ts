@@ -113,12 +113,12 @@ describe('deploy manager: an app’s own backup schedule', () => {
         for (const email of byEditor) expect(email).to.match(/^editor\d+@example\.com$/);
     });
 
-    it('refuses a schedule Bree would not take with a 400, writing nothing', async () => {
+    it('refuses a schedule Bree would not take with a 422, writing nothing', async () => {
         const app = await newApp();
         expect((await server.admin.put(`/api/apps/${app}/backups/schedule`, { schedule: '45 1 * * *' })).status).to.equal(200);
         for (const schedule of ['daily', '* * * *', '30 2 * * * * *', '99 2 * * *', '*/0 * * * *', '30 2 * * MON;rm', 'OFF']) {
             const refused = await server.admin.put(`/api/apps/${app}/backups/schedule`, { schedule });
-            expect(refused.status, schedule).to.equal(400);
+            expect(refused.status, schedule).to.equal(422);
             expect((refused.body as { error: string }).error, schedule).to.startWith('schedule: ');
         }
 
