@@ -17,6 +17,11 @@ import { ROOT_DIR } from './paths.ts';
 export const YAML_CACHE_DIR = Path.join(ROOT_DIR, 'dist', 'yaml');
 /** The folders of the project whose YAML files the build parses. */
 export const CACHED_YAML_FOLDERS = ['specs', 'recipes'];
+/**
+ * Fields of those files' top-level maps that hold YAML text of their own, parsed at start too: a recipe's compose
+ * template (checked to be YAML when the recipes are read).
+ */
+export const EMBEDDED_YAML_FIELDS = ['compose'];
 
 function cacheFile(folder: string, text: string): string {
     return Path.join(folder, `${createHash('sha256').update(text).digest('hex')}.json`);
@@ -44,25 +49,35 @@ export function cachedValue(cacheDir: string, text: string): { value: unknown } 
  * Writes the parsed value of every YAML file under the folders into `cacheDir`, for parseYaml. A file that does not
  * parse, or whose value JSON cannot hold as it is (`.inf`, `.nan`), is left out: it is parsed at start, as before.
  */
-export function writeYamlCache(rootDir: string, folders: string[], cacheDir: string): number {
+export function writeYamlCache(rootDir: string, folders: string[], cacheDir: string, embeddedFields: string[] = []): number {
     Fs.mkdirSync(cacheDir, { recursive: true });
     let written = 0;
     for (const file of folders.flatMap((folder) => yamlFiles(Path.join(rootDir, folder)))) {
-        const text = Fs.readFileSync(file, 'utf8');
-        let value: unknown;
-        try {
-            value = YAML.parse(text);
-        } catch {
-            continue;
-        }
-
-        const json = JSON.stringify(value);
-        if (json === undefined || !sameValue(JSON.parse(json), value)) continue;
-        Fs.writeFileSync(cacheFile(cacheDir, text), json);
+        const value = writeEntry(cacheDir, Fs.readFileSync(file, 'utf8'));
+        if (value === undefined) continue;
         written += 1;
+        for (const field of embeddedFields) {
+            const embedded = (value as Record<string, unknown> | null)?.[field];
+            if (typeof embedded === 'string') writeEntry(cacheDir, embedded);
+        }
     }
 
     return written;
+}
+
+/** Writes the text's entry; answers its value, or undefined when it has none. */
+function writeEntry(cacheDir: string, text: string): unknown {
+    let value: unknown;
+    try {
+        value = YAML.parse(text);
+    } catch {
+        return undefined;
+    }
+
+    const json = JSON.stringify(value);
+    if (json === undefined || !sameValue(JSON.parse(json), value)) return undefined;
+    Fs.writeFileSync(cacheFile(cacheDir, text), json);
+    return value;
 }
 
 function yamlFiles(folder: string): string[] {

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import Path from 'node:path';
 
 import { BUILD_STAMP, DIST_DIR, isBuildFresh, isBuilt } from '../bin/build-state.js';
-import { CACHED_YAML_FOLDERS, writeYamlCache } from '../lib/yaml-cache.ts';
+import { CACHED_YAML_FOLDERS, EMBEDDED_YAML_FIELDS, writeYamlCache } from '../lib/yaml-cache.ts';
 
 const ROOT_DIR = Path.resolve(import.meta.dirname, '..');
 
@@ -53,7 +53,7 @@ function main(): number {
             return result.status ?? 1;
         }
 
-        writeYamlCache(ROOT_DIR, CACHED_YAML_FOLDERS, Path.join(staging, 'yaml'));
+        writeYamlCache(ROOT_DIR, CACHED_YAML_FOLDERS, Path.join(staging, 'yaml'), EMBEDDED_YAML_FIELDS);
         Fs.writeFileSync(Path.join(staging, Path.basename(BUILD_STAMP)), `${startedAt}\n`);
         if (Fs.existsSync(DIST_DIR)) Fs.renameSync(DIST_DIR, previous);
         Fs.renameSync(staging, DIST_DIR);

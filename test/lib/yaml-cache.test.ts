@@ -7,7 +7,7 @@ import * as Lab from '@hapi/lab';
 import YAML from 'yaml';
 
 import { ROOT_DIR } from '../../lib/paths.ts';
-import { CACHED_YAML_FOLDERS, cachedValue, parseYaml, writeYamlCache, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
+import { CACHED_YAML_FOLDERS, cachedValue, EMBEDDED_YAML_FIELDS, parseYaml, writeYamlCache, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
 import { temporaryDirectory } from '../helpers/server.ts';
 
 export const lab = Lab.script();
@@ -30,6 +30,19 @@ describe('the YAML the build parses (lib/yaml-cache.ts)', () => {
         for (const file of files) {
             const text = Fs.readFileSync(file, 'utf8');
             expect(JSON.parse(Fs.readFileSync(entryOf(cache, text), 'utf8')), file).to.equal(YAML.parse(text));
+        }
+    });
+
+    it("writes the value of each shipped recipe's compose template too", () => {
+        const cache = temporaryDirectory('gatehouse-yaml-cache-');
+        writeYamlCache(ROOT_DIR, ['recipes'], cache, EMBEDDED_YAML_FIELDS);
+        const templates = Fs.readdirSync(Path.join(ROOT_DIR, 'recipes'))
+            .filter((name) => name.endsWith('.yaml'))
+            .map((name) => (YAML.parse(Fs.readFileSync(Path.join(ROOT_DIR, 'recipes', name), 'utf8')) as { compose?: string }).compose)
+            .filter((compose): compose is string => typeof compose === 'string');
+        expect(templates.length).to.be.above(5);
+        for (const template of templates) {
+            expect(cachedValue(cache, template)).to.equal({ value: YAML.parse(template) });
         }
     });
 

@@ -12,7 +12,7 @@ import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../../../../lib/app-u
 import { ValidationError } from '../../../../lib/errors.ts';
 import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
-import { parseYaml } from '../../../../lib/yaml-cache.ts';
+import { cachedValue, parseYaml, YAML_CACHE_DIR } from '../../../../lib/yaml-cache.ts';
 import { checkAcsPath } from '../../../sso/method-types.ts';
 import { PLACEHOLDER_NAMES, placeholdersIn } from '../../../sso/placeholders.ts';
 import { parseRepositoryName } from '../hub/image-reference.ts';
@@ -53,7 +53,9 @@ let validator: { definitions: Definitions; validate: ValidateFunction } | undefi
 function validate(fields: unknown): ErrorObject[] {
     const definitions = deploySpecDefinitions();
     if (validator?.definitions !== definitions) {
-        const ajv = new Ajv({ allErrors: true, strict: true });
+        // The schema is the project's own file, checked against JSON Schema's meta-schema by its test: compiling
+        // the meta-schema to check it again here was most of the recipes' share of every start.
+        const ajv = new Ajv({ allErrors: true, strict: true, validateSchema: false });
         ajv.addFormat(APP_PATH_FORMAT, { type: 'string', validate: isAppPath });
         const schema = withPlugins(
             JSON.parse(Fs.readFileSync(SCHEMA_FILE, 'utf8')) as RecipeSchema,
@@ -100,7 +102,8 @@ function imageProblems(recipe: RecipeFields): string[] {
 /** A compose template must be YAML: its placeholders are filled in its values. */
 function templateProblems(recipe: RecipeFields): string[] {
     try {
-        if (recipe.compose !== undefined) {
+        // A template the build parsed is YAML (lib/yaml-cache.ts); any other is parsed here.
+        if (recipe.compose !== undefined && !cachedValue(YAML_CACHE_DIR, recipe.compose)) {
             fillYamlPlaceholders(recipe.compose, {});
         }
 
