@@ -66,6 +66,13 @@ function toRun(row: Record<string, unknown>): Run {
     return { ...toRunSummary(row), error: nullable(cell.string)(row.error) };
 }
 
+const toRunEvent = rowReader<RunEvent>({
+    seq: ['seq', cell.number],
+    step: ['step', cell.string],
+    level: ['level', cell.as<RunEvent['level']>()],
+    text: ['text', cell.string],
+});
+
 export type RecoverRun = (run: Run, post: (message: Extract<RunMessage, { type: 'event' }>) => void) => Promise<void>;
 
 /** How often a run another process executes is read again for this process's listeners. */
@@ -424,12 +431,7 @@ export class RunService extends Service {
 
     async eventsAfter(runId: number, afterSeq: number): Promise<RunEvent[]> {
         const rows = await this.knex('dp_run_events').where({ run_id: runId }).where('seq', '>', afterSeq).orderBy('seq');
-        return rows.map((row) => ({
-            seq: Number(row.seq),
-            step: String(row.step),
-            level: row.level as RunEvent['level'],
-            text: String(row.text),
-        }));
+        return rows.map(toRunEvent);
     }
 
     /**
