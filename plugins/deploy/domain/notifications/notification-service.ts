@@ -118,14 +118,12 @@ function toDelivery(row: Record<string, unknown>): Delivery {
 }
 
 /** The event a delivery row was recorded for, as its sending needs it again. */
-function eventOf(row: Record<string, unknown>): NotificationEvent {
-    return {
-        kind: String(row.event_kind) as NotificationKind,
-        app: row.app_name === null ? null : String(row.app_name),
-        summary: String(row.summary),
-        details: row.details ? (JSON.parse(String(row.details)) as NotificationEvent['details']) : {},
-    };
-}
+const eventOf = rowReader<NotificationEvent>({
+    kind: ['event_kind', cell.as<NotificationKind>()],
+    app: ['app_name', nullable(cell.string)],
+    summary: ['summary', cell.string],
+    details: ['details', (value) => (value ? cell.json<NotificationEvent['details']>()(value) : {})],
+});
 
 /** Beyond the longest an attempt may take, before another server may take up a delivery held by one that died. */
 const HOLD_MARGIN_MS = 60_000;
