@@ -5,8 +5,9 @@
  * mark (`GET /api/updates`); the daily check (jobs/check-updates.ts) looks at every app and tells of each update
  * once, whichever server on the database finds it. The update itself is a run of the lifecycle's.
  */
-import { now, toRfc3339 } from '../../../../lib/database.ts';
+import { now } from '../../../../lib/database.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
+import { cell, rowReader } from '../../../../lib/row-reader.ts';
 import { Service } from '../../../../lib/service.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
@@ -46,6 +47,13 @@ export interface KnownUpdates {
     updates: ImageUpdate[];
     checkedAt: string;
 }
+
+const toKnownUpdates = rowReader<KnownUpdates>({
+    app: ['app_name', cell.string],
+    tag: ['tag', cell.string],
+    updates: ['updates', cell.json<ImageUpdate[]>()],
+    checkedAt: ['checked_at', cell.time],
+});
 
 export class UpdateService extends Service {
     async available(name: string, options: { otherMajors?: boolean } = {}): Promise<AppUpdates> {
@@ -93,12 +101,7 @@ export class UpdateService extends Service {
             .whereNot('u.updates', '[]')
             .orderBy('u.app_name')
             .select('u.app_name', 'u.tag', 'u.updates', 'u.checked_at')) as Array<Record<string, unknown>>;
-        return rows.map((row) => ({
-            app: String(row.app_name),
-            tag: String(row.tag),
-            updates: JSON.parse(String(row.updates)) as ImageUpdate[],
-            checkedAt: toRfc3339(Number(row.checked_at)),
-        }));
+        return rows.map(toKnownUpdates);
     }
 
     /** How far the daily check updates the app by itself: `off` unless an editor chose otherwise. */
