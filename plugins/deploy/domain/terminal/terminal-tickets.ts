@@ -8,6 +8,8 @@ import Crypto from 'node:crypto';
 
 import type { Knex } from 'knex';
 
+import { cell, rowReader } from '../../../../lib/row-reader.ts';
+
 /** How long a ticket may wait for its socket. */
 export const TICKET_SECONDS = 30;
 
@@ -24,6 +26,14 @@ export interface TicketBinding {
     /** Where the ticket was asked from, for the session's audit entry. */
     clientAddress: string;
 }
+
+const toBinding = rowReader<TicketBinding>({
+    userId: ['user_id', cell.number],
+    app: ['app_name', cell.string],
+    service: ['service', cell.string],
+    container: ['container', cell.string],
+    clientAddress: ['client_address', cell.string],
+});
 
 function digest(ticket: string): string {
     return Crypto.createHash('sha256').update(ticket).digest('hex');
@@ -74,12 +84,6 @@ export class TerminalTickets {
             return undefined;
         }
 
-        return {
-            userId: Number(row.user_id),
-            app: String(row.app_name),
-            service: String(row.service),
-            container: String(row.container),
-            clientAddress: String(row.client_address),
-        };
+        return toBinding(row);
     }
 }
