@@ -1,5 +1,6 @@
 import { whereContains } from '../../../../lib/database.ts';
 import type { Paging } from '../../../../lib/paging.ts';
+import { cell, rowReader } from '../../../../lib/row-reader.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { USER_TYPE } from './user-service.ts';
 import { Service } from '../../../../lib/service.ts';
@@ -11,6 +12,14 @@ export interface ApiEmail {
     user_id: number;
     username: string;
 }
+
+const toApiEmail = rowReader<ApiEmail>({
+    email: ['email', cell.string],
+    verified: ['is_activated', cell.boolean],
+    primary: ['is_primary', cell.boolean],
+    user_id: ['uid', cell.number],
+    username: ['name', cell.string],
+});
 
 /** Individual users' e-mail addresses, as Gitea's admin e-mail list shows them. */
 export class EmailService extends Service {
@@ -39,13 +48,7 @@ export class EmailService extends Service {
                 'users.name',
             );
         return {
-            rows: rows.map((row) => ({
-                email: String(row.email),
-                verified: Boolean(row.is_activated),
-                primary: Boolean(row.is_primary),
-                user_id: Number(row.uid),
-                username: String(row.name),
-            })),
+            rows: rows.map(toApiEmail),
             total,
         };
     }
