@@ -1,6 +1,7 @@
-import { now, toRfc3339 } from '../../../../lib/database.ts';
+import { now } from '../../../../lib/database.ts';
 import { BadRequestError, NotFoundError } from '../../../../lib/errors.ts';
 import type { Paging } from '../../../../lib/paging.ts';
+import { cell, rowReader } from '../../../../lib/row-reader.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { Service } from '../../../../lib/service.ts';
 
@@ -19,6 +20,12 @@ export interface ApiSecret {
     description: string;
     created_at: string;
 }
+
+const toApiSecret = rowReader<ApiSecret>({
+    name: ['name', cell.string],
+    description: ['description', cell.string],
+    created_at: ['created_at', cell.time],
+});
 
 /** Gitea's rules for a secret's name; names are kept upper-cased, so `foo` and `FOO` are one secret. */
 export function checkedSecretName(name: string): string {
@@ -76,11 +83,7 @@ export class SecretService extends Service {
             .offset(paging.offset)
             .select('name', 'description', 'created_at');
         return {
-            rows: rows.map((row: Record<string, unknown>) => ({
-                name: String(row.name),
-                description: String(row.description),
-                created_at: toRfc3339(Number(row.created_at)),
-            })),
+            rows: rows.map(toApiSecret),
             total,
         };
     }
