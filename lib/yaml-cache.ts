@@ -69,7 +69,8 @@ export function writeYamlCache(rootDir: string, folders: string[], cacheDir: str
 function writeEntry(cacheDir: string, text: string): unknown {
     let value: unknown;
     try {
-        value = YAML.parse(text);
+        // Quietly: a compose template's `image: {{IMAGE}}` is a map as a key, which YAML warns it writes as text.
+        value = YAML.parse(text, { logLevel: 'error' });
     } catch {
         return undefined;
     }
