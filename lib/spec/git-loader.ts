@@ -86,36 +86,34 @@ function parameterSchema(parameter: SwaggerParameter, converter: SchemaConverter
     return parameter.required ? joi.required() : joi;
 }
 
-/** Builds hapi's validate options (path, query, headers, body) from an operation's parameters. */
+/**
+ * Builds hapi's validate options (path, query, headers, body) from an operation's parameters. Each joi schema is
+ * built by the first request that is validated with it (see builtOnFirstUse): most of the API's 450 operations are
+ * never called on a given server, and building them all was a tenth of the start and a few MB kept for nothing.
+ */
 export function buildValidation(operation: SwaggerOperation & { method?: string }, converter: SchemaConverter): RouteOptionsValidate {
-    const groups: Record<'path' | 'query' | 'header', Record<string, Joi.Schema>> = { path: {}, query: {}, header: {} };
+    const groups: Record<'path' | 'query' | 'header', SwaggerParameter[]> = { path: [], query: [], header: [] };
     let body: SwaggerParameter | undefined;
     for (const parameter of operation.parameters ?? []) {
         if (parameter.in === 'body') {
             body = parameter;
-            continue;
+        } else if (parameter.in !== 'formData') {
+            groups[parameter.in].push(parameter);
         }
-
-        if (parameter.in === 'formData') {
-            continue;
-        }
-
-        const schema = parameter['x-gatehouse-handler-parsed'] ? Joi.any() : parameterSchema(parameter, converter);
-        groups[parameter.in][parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name] = schema;
     }
 
     // A group without parameters is not validated at all: joi would only check that it is an object.
     const validate: RouteOptionsValidate = { failAction: validationFailAction };
-    if (Object.keys(groups.query).length > 0) {
-        validate.query = Joi.object(groups.query).unknown(true);
+    if (groups.query.length > 0) {
+        validate.query = builtOnFirstUse(() => parametersSchema(groups.query, converter).unknown(true));
     }
 
-    if (Object.keys(groups.header).length > 0) {
-        validate.headers = Joi.object(groups.header).unknown(true);
+    if (groups.header.length > 0) {
+        validate.headers = builtOnFirstUse(() => parametersSchema(groups.header, converter).unknown(true));
     }
 
-    if (Object.keys(groups.path).length > 0) {
-        validate.params = Joi.object(groups.path);
+    if (groups.path.length > 0) {
+        validate.params = builtOnFirstUse(() => parametersSchema(groups.path, converter));
     }
 
     if (body) {
@@ -127,14 +125,42 @@ export function buildValidation(operation: SwaggerOperation & { method?: string 
     return validate;
 }
 
+/** The object of a group of parameters, each by its name (a header's in lower case, as hapi holds headers). */
+function parametersSchema(parameters: SwaggerParameter[], converter: SchemaConverter): Joi.ObjectSchema {
+    const keys: Record<string, Joi.Schema> = {};
+    for (const parameter of parameters) {
+        const name = parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name;
+        keys[name] = parameter['x-gatehouse-handler-parsed'] ? Joi.any() : parameterSchema(parameter, converter);
+    }
+
+    return Joi.object(keys);
+}
+
+/**
+ * A schema that is built when first used. hapi takes any object with a `validate` method as a schema and calls its
+ * `validateAsync`; `describe` answers as the schema's own, for whoever lists a route's fields.
+ */
+function builtOnFirstUse(build: () => Joi.ObjectSchema): Joi.ObjectSchema {
+    let schema: Joi.ObjectSchema | undefined;
+    const built = () => (schema ??= build());
+    const lazy: Pick<Joi.ObjectSchema, 'validate' | 'validateAsync' | 'describe'> = {
+        validate: (value, options) => built().validate(value, options),
+        validateAsync: (value, options) => built().validateAsync(value, options),
+        describe: () => built().describe(),
+    };
+    // Only these three are ever called on a route's schema (by hapi, and by the tests that list fields).
+    return lazy as Joi.ObjectSchema;
+}
+
 /** A raw body (`/markdown/raw`), which Gitea reads as it comes, whatever its type. */
 function isTextBody(operation: SwaggerOperation, body: SwaggerParameter, converter: SchemaConverter): boolean {
     return (operation.consumes ?? []).includes('text/plain') || converter.resolve(body.schema ?? {}).type === 'string';
 }
 
 function textValidator(body: SwaggerParameter, converter: SchemaConverter) {
-    const joi = converter.toJoi(body.schema ?? { type: 'string' });
+    let joi: Joi.Schema | undefined;
     return async (value: unknown) => {
+        joi ??= converter.toJoi(body.schema ?? { type: 'string' });
         const input = Buffer.isBuffer(value) ? value.toString('utf8') : (value ?? '');
         return await joi.validateAsync(input, { abortEarly: true, convert: true });
     };
@@ -143,19 +169,19 @@ function textValidator(body: SwaggerParameter, converter: SchemaConverter) {
 /** An option struct's body, bound as Gitea binds it (JSON or form, by Content-Type), then checked by its rules. */
 function boundValidator(operation: SwaggerOperation & { method?: string }, body: SwaggerParameter, converter: SchemaConverter) {
     const bodySchema = body.schema ?? { type: 'object' };
-    const binder = new GiteaBinder(bodySchema, converter);
-    const joi = converter.toJoi(bodySchema);
+    let checks: { binder: GiteaBinder; joi: Joi.Schema } | undefined;
     const method = (operation.method ?? 'POST').toUpperCase();
     return async (value: unknown, options: Joi.ValidationOptions) => {
+        checks ??= { binder: new GiteaBinder(bodySchema, converter), joi: converter.toJoi(bodySchema) };
         // hapi hands a validator the request's other parts as `context`.
         const request = (options.context ?? {}) as { headers?: Record<string, string>; query?: Record<string, unknown> };
-        const input = await binder.bind({
+        const input = await checks.binder.bind({
             method,
             contentType: request.headers?.['content-type'],
             body: Buffer.isBuffer(value) ? value : null,
             query: request.query ?? {},
         });
-        return await joi.validateAsync(input, { abortEarly: true, convert: true });
+        return await checks.joi.validateAsync(input, { abortEarly: true, convert: true });
     };
 }
 
