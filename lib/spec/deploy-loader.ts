@@ -256,12 +256,13 @@ export async function registerDeployApi(
     }
 
     if (documentPath) {
-        const document = deployOpenApiDocument(specs, allDefinitions);
+        // Made for the first request that asks for it, then kept: the specs do not change while the server runs.
+        let document: ReturnType<typeof deployOpenApiDocument> | undefined;
         server.route({
             method: 'GET',
             path: documentPath,
             options: { auth: false, id: 'deploy.openApiDocument', description: 'The OpenAPI document of the deploy API' },
-            handler: () => document,
+            handler: () => (document ??= deployOpenApiDocument(specs, allDefinitions)),
         });
     }
 
