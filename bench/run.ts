@@ -145,6 +145,15 @@ after 3,000 to warm up, 50 draft apps, same machine and load), before the caches
 68 µs (34 µs). Before, 39-41% of each request's CPU was in its 5 to 7 queries (the session join on every request among
 them), 7% in the app page's draft validated by joi; after, the socket write and hapi's own work are most of it.
 
+The \`start\` rows (issue 32) on 2026-11-28 ran on a slower machine than the day before: the bare hapi server took 312
+to 459 ms to its first answer (136 ms on 2026-11-27), and Gatehouse as built on 2026-11-27 took 2.9 to 3.7 s with 147 to
+150 MB resident at idle. Measured in alternating starts on that machine, the build of 2026-11-28 (modules loaded by the
+first request that needs them, the specs' and recipes' YAML read as the JSON the build wrote, the git routes' joi
+schemas built on first use, no delivery worker at start when nothing is due) used 2.2 to 2.6 s of CPU to its first
+answer against 3.3 to 4.7 s before, and held 118 to 126 MB against 147 to 150 MB. What remains of the start is mostly
+loading some 360 modules and hapi checking and copying the settings of 600 routes; of the memory, hapi, knex, Bree and
+dockerode's code and V8's young generation (up to 32 MB after the start's allocations, which an idle server keeps).
+
 ${table(figures)}
 `;
     Fs.writeFileSync(RESULTS_FILE, text);
