@@ -45,6 +45,9 @@ export class BackupScheduleService extends Service {
     #lookedAt = now();
     #ticking = false;
     #tickedMeanwhile = false;
+    #stopping = false;
+    /** The scheduled backups under way, for a stopping server to wait for. */
+    #backingUp: Promise<void> = Promise.resolve();
     /** The schedules Bree ticks at, as a key; undefined: no tick. */
     #armed: string | undefined;
     /** Arming is one at a time: Bree's job is removed and added again. */
@@ -142,6 +145,10 @@ export class BackupScheduleService extends Service {
      * they are backed up is taken once they are, with the times that came meanwhile.
      */
     tick(): void {
+        if (this.#stopping) {
+            return;
+        }
+
         if (this.#ticking) {
             this.#tickedMeanwhile = true;
             return;
@@ -149,7 +156,7 @@ export class BackupScheduleService extends Service {
 
         this.#ticking = true;
         this.#tickedMeanwhile = false;
-        this.#backUpDue()
+        this.#backingUp = this.#backUpDue()
             .catch((error: unknown) =>
                 this.server.log(['error', 'deploy', 'backups'], `scheduled backups failed: ${(error as Error).message}`),
             )
@@ -157,6 +164,15 @@ export class BackupScheduleService extends Service {
                 this.#ticking = false;
                 if (this.#tickedMeanwhile) this.tick();
             });
+    }
+
+    /**
+     * The server stops: no tick is taken from now on, and the backups under way end (or are ended by the workers'
+     * stop) before the server goes on to close its database.
+     */
+    async stopTicking(): Promise<void> {
+        this.#stopping = true;
+        await this.#backingUp;
     }
 
     async #backUpDue(): Promise<void> {

@@ -28,7 +28,16 @@ async function scheduleBackups(server: Server): Promise<void> {
                 server.log(['error', 'deploy', 'backups'], `reading the backup schedules failed: ${(error as Error).message}`),
             );
     }, SCHEDULES_REREAD_MS).unref();
-    server.ext('onPreStop', () => clearInterval(reread));
+    // After Bree has stopped its workers: a backup under way then ends at once (as a stop ends any run), and the
+    // server closes its database only once the schedule's code is done with it.
+    server.ext(
+        'onPreStop',
+        async () => {
+            clearInterval(reread);
+            await schedules.stopTicking();
+        },
+        { after: ['jobs'] },
+    );
     runs(server).onEnded(async (run) => {
         if (run.kind === 'delete' && run.state === 'succeeded') {
             await schedules.forgetApp(run.app);
