@@ -203,10 +203,16 @@ export class BackupScheduleService extends Service {
             .whereNot('a.state', 'draft')
             .orderBy('a.name')
             .select('a.name', 's.schedule')) as Array<{ name: string; schedule: string | null }>;
+        // Most apps share BACKUP_SCHEDULE's expression: each expression's last time is worked out once.
+        const slots = new Map<string, number | undefined>();
+        const slotOf = (expression: string) => {
+            if (!slots.has(expression)) slots.set(expression, previousCronTime(expression, at));
+            return slots.get(expression);
+        };
         const claimed: string[] = [];
         for (const { name, schedule } of rows) {
             const effective = this.#effective(schedule);
-            const slot = effective ? previousCronTime(effective, at) : undefined;
+            const slot = effective ? slotOf(effective) : undefined;
             if (slot !== undefined && slot > since && (await this.#claim(name, slot))) {
                 claimed.push(name);
             }
