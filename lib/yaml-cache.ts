@@ -33,6 +33,11 @@ export function parseYaml(text: string, options?: YAML.ParseOptions & YAML.Docum
     return cached ? cached.value : YAML.parse(text, options);
 }
 
+/** Whether the build parsed the text (it is YAML), without reading what it made of it. */
+export function isCachedYaml(text: string): boolean {
+    return Fs.existsSync(cacheFile(YAML_CACHE_DIR, text));
+}
+
 /** The value the cache folder holds for the text, if it holds one. */
 export function cachedValue(cacheDir: string, text: string): { value: unknown } | undefined {
     let json: string;

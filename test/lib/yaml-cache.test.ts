@@ -7,7 +7,15 @@ import * as Lab from '@hapi/lab';
 import YAML from 'yaml';
 
 import { ROOT_DIR } from '../../lib/paths.ts';
-import { CACHED_YAML_FOLDERS, cachedValue, EMBEDDED_YAML_FIELDS, parseYaml, writeYamlCache, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
+import {
+    CACHED_YAML_FOLDERS,
+    cachedValue,
+    EMBEDDED_YAML_FIELDS,
+    isCachedYaml,
+    parseYaml,
+    writeYamlCache,
+    YAML_CACHE_DIR,
+} from '../../lib/yaml-cache.ts';
 import { temporaryDirectory } from '../helpers/server.ts';
 
 export const lab = Lab.script();
@@ -66,6 +74,7 @@ describe('the YAML the build parses (lib/yaml-cache.ts)', () => {
     it('parses a text the build did not see, and reports its mistakes as YAML does', () => {
         const text = `seen: ${Date.now()}\n`;
         expect(Fs.existsSync(entryOf(YAML_CACHE_DIR, text))).to.be.false();
+        expect(isCachedYaml(text)).to.be.false();
         expect(parseYaml(text)).to.equal(YAML.parse(text));
         expect(() => parseYaml('a: 1\na: 2\n')).to.throw(/unique/i);
     });

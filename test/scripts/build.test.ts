@@ -8,7 +8,7 @@ import knexFactory from 'knex';
 import YAML from 'yaml';
 
 import { knexConfig } from '../../lib/database.ts';
-import { cachedValue, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
+import { cachedValue, isCachedYaml, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
 import { ROOT_DIR } from '../../server.ts';
 import { freePort, type RunningServer, temporaryDirectory, waitForHealth } from '../helpers/server.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -96,6 +96,7 @@ describe('npm run build', { timeout: 240_000 }, () => {
         for (const file of [Path.join('specs', 'deploy', 'apps.yaml'), Path.join('recipes', 'grafana.yaml')]) {
             const text = Fs.readFileSync(Path.join(ROOT_DIR, file), 'utf8');
             expect(cachedValue(YAML_CACHE_DIR, text), file).to.equal({ value: YAML.parse(text) });
+            expect(isCachedYaml(text), file).to.be.true();
         }
     });
 

@@ -12,7 +12,7 @@ import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../../../../lib/app-u
 import { ValidationError } from '../../../../lib/errors.ts';
 import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
-import { cachedValue, parseYaml, YAML_CACHE_DIR } from '../../../../lib/yaml-cache.ts';
+import { isCachedYaml, parseYaml } from '../../../../lib/yaml-cache.ts';
 import { checkAcsPath } from '../../../sso/method-types.ts';
 import { PLACEHOLDER_NAMES, placeholdersIn } from '../../../sso/placeholders.ts';
 import { parseRepositoryName } from '../hub/image-reference.ts';
@@ -103,7 +103,7 @@ function imageProblems(recipe: RecipeFields): string[] {
 function templateProblems(recipe: RecipeFields): string[] {
     try {
         // A template the build parsed is YAML (lib/yaml-cache.ts); any other is parsed here.
-        if (recipe.compose !== undefined && !cachedValue(YAML_CACHE_DIR, recipe.compose)) {
+        if (recipe.compose !== undefined && !isCachedYaml(recipe.compose)) {
             fillYamlPlaceholders(recipe.compose, {});
         }
 
