@@ -12,6 +12,31 @@ export interface RequestOptions {
     headers?: Record<string, string>;
 }
 
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
+/** A socket error of a kept-alive connection that the server closed as the request was sent on it. */
+function closedUnderneath(error: unknown): boolean {
+    const cause = error instanceof TypeError ? (error.cause as { code?: string } | undefined) : undefined;
+    return cause?.code === 'UND_ERR_SOCKET' || cause?.code === 'ECONNRESET';
+}
+
+/**
+ * fetch, sending an idempotent request once more when the kept-alive connection it went out on was closed under it,
+ * as browsers do. A test that blocks its event loop (a synchronous image build) lets the server's keep-alive timer
+ * and the next request's send meet on the same idle connection ('fetch failed: other side closed').
+ */
+async function fetchRetryingClosedConnection(method: string, url: string, init: RequestInit): Promise<Response> {
+    try {
+        return await fetch(url, init);
+    } catch (error) {
+        if (!IDEMPOTENT.has(method) || !closedUnderneath(error)) {
+            throw error;
+        }
+
+        return await fetch(url, init);
+    }
+}
+
 export class Browser {
     readonly cookies = new Map<string, string>();
 
@@ -47,7 +72,7 @@ export class Browser {
             headers['content-type'] = 'application/json';
         }
 
-        const response = await fetch(`${this.baseUrl}${path}`, {
+        const response = await fetchRetryingClosedConnection(method, `${this.baseUrl}${path}`, {
             method,
             headers,
             body: payload === undefined ? undefined : JSON.stringify(payload),
