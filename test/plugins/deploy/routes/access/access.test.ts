@@ -75,6 +75,8 @@ describe('deploy manager: authentik in front of every app, for real through ngin
 
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
+        // What a killed run of this file left under the same names goes first.
+        await removeProjects(APPS);
         httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
         image = buildTestImage(
             `${services.exports.REGISTRY_URL}/gatehouse-test/guarded:1`,

@@ -1,6 +1,4 @@
-// needs: docker, alone
-// alone: its BIND was SIGKILLed in parallel runs by `service named stop` (scripts/services.sh prepare, run by another
-// test or process), whose init script kills any named; prepare now stops the package's named by its pid file only.
+// needs: docker
 import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import Dns from 'node:dns';
@@ -27,6 +25,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
+const APPS = ['bazaar', 'chronicle', 'codex', 'memo', 'quill'];
 
 /** The A records BIND serves for a name now (none: an empty list). */
 async function addressesAt(server: string, name: string): Promise<string[]> {
@@ -172,8 +171,20 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
             '',
         ].join('\n');
 
+    /** The apps' names are this file's own words: what a run of it that was killed left behind goes first. */
+    const removeApps = async () => {
+        await removeProjects(APPS);
+        for (const app of APPS) {
+            await engine
+                .getVolume(`${app}_data`)
+                .remove()
+                .catch(() => undefined);
+        }
+    };
+
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
+        await removeApps();
         registry = services.exports.REGISTRY_URL;
         httpsPort = Number(services.exports.NGINX_HTTPS_PORT);
         for (const [tag, page] of [
@@ -213,14 +224,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     after(async () => {
-        await removeProjects(['bazaar', 'chronicle', 'codex', 'memo', 'quill']);
-        for (const volume of ['bazaar_data', 'chronicle_data', 'codex_data', 'memo_data']) {
-            await engine
-                .getVolume(volume)
-                .remove()
-                .catch(() => undefined);
-        }
-
+        await removeApps();
         await removeProjects([], images);
         await server?.context.cleanup();
         await bind?.stop();

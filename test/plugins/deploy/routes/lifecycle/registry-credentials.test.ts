@@ -6,13 +6,14 @@ import Docker from 'dockerode';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 import { appHostPorts } from '../../../../helpers/server.ts';
 import { type AuthRegistry, pushWithLogin, startAuthRegistry } from '../../../../support/auth-registry.ts';
-import { buildWebImage, docker } from '../../../../support/images.ts';
+import { buildWebImage, docker, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
 import { readEvents } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
+const APP = 'coffer';
 
 describe('deploy manager: pulls from a registry that asks for credentials', { timeout: 300_000 }, () => {
     let services: RunningServices;
@@ -23,6 +24,8 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
 
     before(async () => {
         services = await startServices();
+        // What a killed run of this file left under the same name goes first.
+        await removeProjects([APP]);
         registry = await startAuthRegistry();
         image = buildWebImage(`${registry.url}/gatehouse-test/private:1`, '<h1>private</h1>\n');
         pushWithLogin(registry, image);
@@ -30,18 +33,7 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
     });
 
     after(async () => {
-        for (const container of await engine.listContainers({ all: true, filters: { label: ['com.docker.compose.project=coffer'] } })) {
-            await engine.getContainer(container.Id).remove({ force: true });
-        }
-
-        for (const network of await engine.listNetworks({ filters: { label: ['com.docker.compose.project=coffer'] } })) {
-            await engine.getNetwork(network.Id).remove();
-        }
-
-        await engine
-            .getImage(image)
-            .remove({ force: true })
-            .catch(() => undefined);
+        await removeProjects([APP], [image]);
         for (const server of servers) {
             await server.context.cleanup();
         }
@@ -63,11 +55,11 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
         });
         servers.push(server);
         expect(
-            (await server.admin.post('/api/apps', { name: 'coffer', image: `${registry.url}/gatehouse-test/private`, tag: '1' })).status,
+            (await server.admin.post('/api/apps', { name: APP, image: `${registry.url}/gatehouse-test/private`, tag: '1' })).status,
         ).to.equal(201);
         // No identity provider here: the app is meant to be public.
-        expect((await server.admin.put('/api/apps/coffer/draft', { auth: { access: 'public' } })).status).to.equal(200);
-        const started = await server.admin.post('/api/apps/coffer/deploy', {});
+        expect((await server.admin.put(`/api/apps/${APP}/draft`, { auth: { access: 'public' } })).status).to.equal(200);
+        const started = await server.admin.post(`/api/apps/${APP}/deploy`, {});
         expect(started.status, started.text).to.equal(202);
         const messages = await readEvents(server.admin, `/api/runs/${(started.body as { runId: number }).runId}/events`);
         const end = JSON.parse(messages.find((message) => message.event === 'end')?.data ?? '{}') as { state: string; error: string };
@@ -86,6 +78,6 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
         expect(end.state, text).to.equal('succeeded');
         expect(text).to.contain(`Pulled ${image}`);
         expect(text).to.not.contain(registry.password);
-        expect((await engine.getContainer('coffer-app-1').inspect()).State.Running).to.be.true();
+        expect((await engine.getContainer(`${APP}-app-1`).inspect()).State.Running).to.be.true();
     });
 });
