@@ -450,8 +450,9 @@ async function runInParallel(
     options: { timeout: number; grep: string | undefined },
     add: (file: string, outcome: FileOutcome) => void,
 ): Promise<void> {
-    // At most GATEHOUSE_TEST_DOCKER_JOBS (2) files that need Docker at once.
-    const dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 2), jobs);
+    // At most GATEHOUSE_TEST_DOCKER_JOBS (3) files that need Docker at once: they mostly wait on the engine, nginx and
+    // their apps (a third of two cores idle with two of them), so a third file fits in that time.
+    const dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 3), jobs);
     const needsDocker = new Set(files.filter((file) => fileNeeds(file).includes('docker')));
     const size = (file: string) => Fs.statSync(file).size;
     const waiting = [...[...needsDocker].sort((a, b) => size(b) - size(a)), ...files.filter((file) => !needsDocker.has(file))];
