@@ -29,6 +29,23 @@ export interface DeployRouteSpec {
     /** The answer's status when it succeeds (200 unless said), and its body's schema (none: no JSON body is declared). */
     status: number;
     response?: JsonSchema;
+    /**
+     * The audit entry the route makes once its handler has answered (its action), and whether a handler's error is
+     * one too (failures); the deploy plugin writes it (see plugins/deploy/audit-trail.ts).
+     */
+    audit?: RouteAudit;
+}
+
+export interface RouteAudit {
+    action: string;
+    failures: boolean;
+}
+
+/** What a route's settings carry for the deploy plugin's extensions: `plugins.gatehouse`. */
+export interface DeployRouteSettings {
+    role: Role;
+    run: boolean;
+    audit?: RouteAudit;
 }
 
 export interface DeployGroupSpec {
@@ -40,6 +57,7 @@ export interface DeployGroupSpec {
 }
 
 const jsonSchema = Joi.object().unknown(true);
+const AUDIT_ACTION = /^[a-z]+(\.[a-z][a-z-]*)+$/;
 
 const groupSchema = Joi.object<DeployGroupSpec>({
     group: Joi.string()
@@ -71,6 +89,11 @@ const groupSchema = Joi.object<DeployGroupSpec>({
                 payloadType: Joi.string().valid('json', 'text').default('json'),
                 status: Joi.number().valid(200, 201, 202, 204).default(200),
                 response: jsonSchema,
+                // `audit: apps.create`, or `audit: { action: apps.access, failures: true }`.
+                audit: Joi.alternatives(
+                    Joi.string().pattern(AUDIT_ACTION),
+                    Joi.object({ action: Joi.string().pattern(AUDIT_ACTION).required(), failures: Joi.boolean().default(false) }),
+                ),
             }),
         )
         .min(1)
@@ -86,6 +109,11 @@ export function readDeploySpec(file: string): DeployGroupSpec {
 
     if (value.group !== Path.basename(file, Path.extname(file))) {
         throw new Error(`${file}: group ${value.group} must match the file's name`);
+    }
+
+    for (const route of value.routes) {
+        const audit = route.audit as RouteAudit | string | undefined;
+        route.audit = typeof audit === 'string' ? { action: audit, failures: false } : audit;
     }
 
     return value;
@@ -242,7 +270,7 @@ export async function registerDeployApi(
                             validate: validationFor(route, converter),
                             response: responses && route.response ? responses.optionsFor(route.response) : undefined,
                             payload: route.payloadType === 'text' ? { allow: ['text/plain', 'application/octet-stream'] } : undefined,
-                            plugins: { gatehouse: { role: route.role, run: route.run } },
+                            plugins: { gatehouse: { role: route.role, run: route.run, audit: route.audit } satisfies DeployRouteSettings },
                             auth: authStrategy ? { strategy: authStrategy, mode: 'try' } : false,
                             // On the routes, not the server: a server-wide extension runs on the git API's requests too.
                             ext: withRoleCheck(extensions),

@@ -54,6 +54,7 @@ function operation(group: string, route: DeployRouteSpec): OpenApiSchema {
         ...(route.summary ? { summary: route.summary } : {}),
         'x-gatehouse-role': route.role,
         ...(route.run ? { 'x-gatehouse-run': true } : {}),
+        ...(route.audit ? { 'x-gatehouse-audit': route.audit } : {}),
         parameters: [...parameters('path', route.params), ...parameters('query', route.query)],
         ...(route.payload ? { requestBody: requestBody(route) } : {}),
         responses: {

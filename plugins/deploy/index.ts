@@ -12,6 +12,7 @@ import { idpPlugin } from '../idp/index.ts';
 import { loadAddedAdapters } from '../sso/autologin/adapters.ts';
 import { useAddedMethods } from '../sso/methods.ts';
 import { webPlugin } from '../web.ts';
+import { auditExtensions } from './audit-trail.ts';
 import { refreshDeploySpecDefinitions } from './domain/apps/spec-definitions.ts';
 import { recipes } from './domain/recipes/recipe-service.ts';
 import { deployRouteExtensions, deploySecurityPlugin, SESSION_STRATEGY } from './security.ts';
@@ -65,7 +66,7 @@ export const deployPlugin: Plugin<DeployPluginOptions> = {
             setupOrder: DEPLOY_SETUP_ORDER,
             allDefinitions: definitions,
             authStrategy: SESSION_STRATEGY,
-            extensions: deployRouteExtensions(server),
+            extensions: { ...deployRouteExtensions(server), ...auditExtensions() },
             documentPath: '/api/openapi.json',
             checkResponses: server.app.config.deploy.checkResponses,
         });

@@ -1,43 +1,37 @@
 import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { ForbiddenError, ValidationError } from '../../../../lib/errors.ts';
-import { type AuditEntry, audit } from '../../domain/accounts/audit-service.ts';
+import { auditAs } from '../../audit-trail.ts';
+import type { AuditEntry } from '../../domain/accounts/audit-service.ts';
 import { sessions } from '../../domain/accounts/session-service.ts';
 import { signIn } from '../../domain/accounts/sign-in-service.ts';
 import { totp } from '../../domain/accounts/totp-service.ts';
 import { type DeployUser, deployUsers } from '../../domain/accounts/user-service.ts';
 import { clientAddress, requireDeployCredentials } from '../../security.ts';
 
-/** A change the user made to their own account, in the audit log. */
-async function auditOwn(request: Request, user: DeployUser, action: string, details?: AuditEntry['details']): Promise<void> {
-    await audit(request.server).record({ actor: user, action, target: user.email, clientAddress: clientAddress(request), details });
+/** A change the user makes to their own account: the audit entry its spec declares names the account. */
+function auditOwn(request: Request, user: DeployUser, details?: AuditEntry['details']): void {
+    auditAs(request, { target: user.email, details });
 }
 
 export const changePassword: Lifecycle.Method = async (request) => {
     const { user, sessionId } = requireDeployCredentials(request);
     const { currentPassword, newPassword } = request.payload as { currentPassword: string; newPassword: string };
+    auditOwn(request, user);
     const confirmed = await signIn(request.server).confirm(user, clientAddress(request), { password: currentPassword });
     if (!confirmed) {
-        await audit(request.server).record({
-            actor: user,
-            action: 'account.password',
-            target: user.email,
-            outcome: 'failure',
-            clientAddress: clientAddress(request),
-        });
         throw new ForbiddenError('the current password is wrong');
     }
 
     await deployUsers(request.server).update(user.id, { password: newPassword });
     await sessions(request.server).endAllFor(user.id, sessionId);
-    await auditOwn(request, user, 'account.password');
     return { ok: true };
 };
 
 export const updateProfile: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
     const updated = await deployUsers(request.server).update(user.id, { name: (request.payload as { name: string }).name });
-    await auditOwn(request, user, 'account.profile');
+    auditOwn(request, user);
     return { user: updated };
 };
 
@@ -49,7 +43,7 @@ export const beginTotp: Lifecycle.Method = async (request) => {
 export const enableTotp: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
     const recoveryCodes = await totp(request.server).enable(user, (request.payload as { code: string }).code);
-    await auditOwn(request, user, 'account.totp.enable');
+    auditOwn(request, user);
     return { recoveryCodes };
 };
 
@@ -70,7 +64,7 @@ export const disableTotp: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
     await requireProof(request, user);
     await totp(request.server).disable(user.id);
-    await auditOwn(request, user, 'account.totp.disable');
+    auditOwn(request, user);
     return { ok: true };
 };
 
@@ -78,7 +72,7 @@ export const regenerateRecoveryCodes: Lifecycle.Method = async (request) => {
     const { user } = requireDeployCredentials(request);
     await requireProof(request, user);
     const recoveryCodes = await totp(request.server).regenerateRecoveryCodes(user.id);
-    await auditOwn(request, user, 'account.totp.recovery-codes');
+    auditOwn(request, user);
     return { recoveryCodes };
 };
 
@@ -91,6 +85,6 @@ export const endSession: Lifecycle.Method = async (request, h) => {
     const { user } = requireDeployCredentials(request);
     const id = request.params.id as unknown as number;
     await sessions(request.server).endOwn(user.id, id);
-    await auditOwn(request, user, 'account.session.end', { session: id });
+    auditOwn(request, user, { session: id });
     return h.response().code(204);
 };

@@ -2,7 +2,7 @@ import type { Lifecycle, Request } from '@hapi/hapi';
 
 import { parsePaging, setPagingHeaders } from '../../../../lib/paging.ts';
 import { appAccess } from '../../domain/access/access-service.ts';
-import { audit } from '../../domain/accounts/audit-service.ts';
+import { auditAs } from '../../audit-trail.ts';
 import { filesOnDisk } from '../../domain/apps/app-files.ts';
 import { appSummaries } from '../../domain/apps/app-list.ts';
 import { appView } from '../../domain/apps/app-view.ts';
@@ -10,7 +10,7 @@ import { type AppFilters, apps, identityOf, type NewApp } from '../../domain/app
 import { checkAvailability } from '../../domain/apps/availability.ts';
 import type { DraftInput } from '../../domain/apps/draft-shape.ts';
 import { previewApp as preview } from '../../domain/apps/preview.ts';
-import { clientAddress, mayReadSecrets, requestSnapshot, requireDeployCredentials } from '../../security.ts';
+import { mayReadSecrets, requestSnapshot, requireDeployCredentials } from '../../security.ts';
 
 function appName(request: Request): string {
     return request.params.name as string;
@@ -22,13 +22,7 @@ export const checkName: Lifecycle.Method = async (request) =>
 export const createApp: Lifecycle.Method = async (request, h) => {
     const { user } = requireDeployCredentials(request);
     const app = await apps(request.server).create(request.payload as NewApp, user.id);
-    await audit(request.server).record({
-        actor: user,
-        action: 'apps.create',
-        target: app.name,
-        clientAddress: clientAddress(request),
-        details: { image: app.image },
-    });
+    auditAs(request, { target: app.name, details: { image: app.image } });
     return h.response({ app: await apps(request.server).toApi(app, true) }).code(201);
 };
 
@@ -44,17 +38,10 @@ export const getApp: Lifecycle.Method = async (request) => ({
 });
 
 export const saveDraft: Lifecycle.Method = async (request) => {
-    const { user } = requireDeployCredentials(request);
     const payload = request.payload as DraftInput;
     const app = await appAccess(request.server).saveDraft(appName(request), payload);
     // The audit names the fields changed, never their values.
-    await audit(request.server).record({
-        actor: user,
-        action: 'apps.draft',
-        target: app.name,
-        clientAddress: clientAddress(request),
-        details: { fields: Object.keys(payload).sort().join(',') },
-    });
+    auditAs(request, { target: app.name, details: { fields: Object.keys(payload).sort().join(',') } });
     return { app: await apps(request.server).toApi(app, true), identity: identityOf(app) };
 };
 

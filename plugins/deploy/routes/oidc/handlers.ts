@@ -1,10 +1,10 @@
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 
-import { audit } from '../../domain/accounts/audit-service.ts';
+import { auditAs } from '../../audit-trail.ts';
 import { signIn } from '../../domain/accounts/sign-in-service.ts';
 import { OidcSignInError, type OidcSettingsChange, oidc } from '../../domain/oidc/oidc-service.ts';
 import { PENDING_SIGN_IN_COOKIE } from '../../domain/oidc/setup.ts';
-import { clientAddress, requireDeployCredentials, signInClient } from '../../security.ts';
+import { signInClient } from '../../security.ts';
 
 /** Every refusal is answered alike (the sign-in service has audited its reason): back to the start page with ?signin=failed. */
 async function redirectOnRefusal(request: Request, h: ResponseToolkit, work: () => Promise<ResponseObject>): Promise<ResponseObject> {
@@ -38,13 +38,9 @@ export const completeSignIn: Lifecycle.Method = async (request, h) => {
 export const getSettings: Lifecycle.Method = async (request) => await oidc(request.server).view();
 
 export const updateSettings: Lifecycle.Method = async (request) => {
-    const { user } = requireDeployCredentials(request);
     const { view, clientSecretChange } = await oidc(request.server).update(request.payload as OidcSettingsChange);
-    await audit(request.server).record({
-        actor: user,
-        action: 'settings.oidc',
+    auditAs(request, {
         target: 'deploy.oidc',
-        clientAddress: clientAddress(request),
         // Whether the client secret changed, never its value; the audit log drops keys that say "secret".
         details: { enabled: view.enabled, issuer: view.issuer, clientId: view.clientId, clientCredential: clientSecretChange },
     });

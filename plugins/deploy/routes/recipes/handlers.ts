@@ -1,14 +1,14 @@
 import type { Lifecycle } from '@hapi/hapi';
 
 import { NotFoundError } from '../../../../lib/errors.ts';
-import { audit } from '../../domain/accounts/audit-service.ts';
+import { auditAs } from '../../audit-trail.ts';
 import { catalog } from '../../domain/catalog/catalog-service.ts';
 import { evidence } from '../../domain/evidence/evidence-service.ts';
 import { type RecipeRequest, saveAppRecipe as saveRecipe } from '../../domain/recipes/recipe-saving.ts';
 import { recipes } from '../../domain/recipes/recipe-service.ts';
 import type { Recipe } from '../../domain/recipes/recipe-types.ts';
 import { autoLoginAdapters } from '../../../sso/autologin/adapters.ts';
-import { clientAddress, requireDeployCredentials } from '../../security.ts';
+import { requireDeployCredentials } from '../../security.ts';
 
 function recipeSummary(recipe: Recipe) {
     return {
@@ -52,13 +52,7 @@ export const saveAppRecipe: Lifecycle.Method = async (request, h) => {
     const { user } = requireDeployCredentials(request);
     const name = request.params.name as string;
     const recipe = await saveRecipe(request.server, name, user, request.payload as RecipeRequest);
-    await audit(request.server).record({
-        actor: user,
-        action: 'apps.recipe',
-        target: name,
-        clientAddress: clientAddress(request),
-        details: { recipe: recipe.id, method: recipe.method, keys: Object.keys(recipe.env ?? {}).join(', ') },
-    });
+    auditAs(request, { details: { recipe: recipe.id, method: recipe.method, keys: Object.keys(recipe.env ?? {}).join(', ') } });
     return h.response({ recipe: recipeSummary(recipe) }).code(201);
 };
 

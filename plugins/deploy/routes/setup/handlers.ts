@@ -1,9 +1,8 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { audit } from '../../domain/accounts/audit-service.ts';
+import { auditAs } from '../../audit-trail.ts';
 import { settings } from '../../../../lib/settings.ts';
 import { type SetupInput, setup } from '../../domain/accounts/setup-service.ts';
-import { clientAddress } from '../../security.ts';
 
 interface SetupPayload extends SetupInput {
     oidc?: { issuer?: string; clientId?: string; clientSecret?: string };
@@ -26,12 +25,7 @@ export const completeSetup: Lifecycle.Method = async (request, h) => {
         }
     }
 
-    await audit(request.server).record({
-        actor: user,
-        action: 'setup.complete',
-        target: user.email,
-        clientAddress: clientAddress(request),
-        details: { oidc: Boolean(payload.oidc?.issuer) },
-    });
+    // No one was signed in: the administrator just made is the actor.
+    auditAs(request, { actor: user, target: user.email, details: { oidc: Boolean(payload.oidc?.issuer) } });
     return h.response({ user }).code(201);
 };

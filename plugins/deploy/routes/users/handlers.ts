@@ -1,10 +1,9 @@
 import type { Lifecycle } from '@hapi/hapi';
 
-import { audit } from '../../domain/accounts/audit-service.ts';
+import { auditAs } from '../../audit-trail.ts';
 import { sessions } from '../../domain/accounts/session-service.ts';
 import { totp } from '../../domain/accounts/totp-service.ts';
 import { type DeployRole, deployUsers, type NewDeployUser } from '../../domain/accounts/user-service.ts';
-import { clientAddress, requireDeployCredentials } from '../../security.ts';
 
 interface UserUpdate {
     name?: string;
@@ -17,20 +16,12 @@ interface UserUpdate {
 export const listUsers: Lifecycle.Method = async (request) => ({ users: await deployUsers(request.server).list() });
 
 export const createUser: Lifecycle.Method = async (request, h) => {
-    const { user: actor } = requireDeployCredentials(request);
     const user = await deployUsers(request.server).create(request.payload as NewDeployUser);
-    await audit(request.server).record({
-        actor,
-        action: 'users.create',
-        target: user.email,
-        clientAddress: clientAddress(request),
-        details: { role: user.role },
-    });
+    auditAs(request, { target: user.email, details: { role: user.role } });
     return h.response({ user }).code(201);
 };
 
 export const updateUser: Lifecycle.Method = async (request) => {
-    const { user: actor } = requireDeployCredentials(request);
     const id = request.params.id as unknown as number;
     const { resetTotp, ...changes } = request.payload as UserUpdate;
     const before = await deployUsers(request.server).require(id);
@@ -50,19 +41,12 @@ export const updateUser: Lifecycle.Method = async (request) => {
         ...(changes.password !== undefined ? { passwordReset: true } : {}),
         ...(resetTotp ? { totpReset: true } : {}),
     };
-    await audit(request.server).record({
-        actor,
-        action: 'users.update',
-        target: user.email,
-        clientAddress: clientAddress(request),
-        details,
-    });
+    auditAs(request, { target: user.email, details });
     return { user: resetTotp ? await deployUsers(request.server).require(id) : user };
 };
 
 export const deleteUser: Lifecycle.Method = async (request, h) => {
-    const { user: actor } = requireDeployCredentials(request);
     const user = await deployUsers(request.server).delete(request.params.id as unknown as number);
-    await audit(request.server).record({ actor, action: 'users.delete', target: user.email, clientAddress: clientAddress(request) });
+    auditAs(request, { target: user.email });
     return h.response().code(204);
 };
