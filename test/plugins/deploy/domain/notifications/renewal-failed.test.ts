@@ -1,3 +1,6 @@
+import Http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
@@ -14,12 +17,16 @@ const { expect } = Code;
 describe('deploy manager: a certificate that fails to renew is notified', { timeout: 150_000 }, () => {
     let server: DeployTestServer;
     let smtp: SmtpServer;
+    let refusingCa: Http.Server;
 
     before(async () => {
         smtp = await startSmtpServer();
-        // An ACME directory nobody answers at: every renewal fails.
+        // A CA whose directory is not there: every renewal fails at once (one nobody answers at fails too, but only
+        // after the ACME client's five tries, 75 s).
+        refusingCa = Http.createServer((_request, response) => response.writeHead(404).end());
+        await new Promise<void>((resolve) => refusingCa.listen(0, '127.0.0.1', resolve));
         server = await deployTestServer({
-            ACME_DIRECTORY_URL: 'https://127.0.0.1:9/dir',
+            ACME_DIRECTORY_URL: `http://127.0.0.1:${(refusingCa.address() as AddressInfo).port}/dir`,
             SMTP_HOST: '127.0.0.1',
             SMTP_PORT: String(smtp.port),
         });
@@ -28,6 +35,7 @@ describe('deploy manager: a certificate that fails to renew is notified', { time
     after(async () => {
         await server?.context.cleanup();
         await smtp?.close();
+        refusingCa?.close();
     });
 
     it('tells the users who chose certificate-renewal-failed, naming the app and the domain', async () => {
