@@ -7,7 +7,8 @@
  * --coverage (or COVERAGE=1) measures coverage, see runWithCoverage; --jobs <n> (or GATEHOUSE_TEST_JOBS) runs up to n
  * files at once, each in a process of its own, see runInParallel; --fast runs only the files that need neither Docker
  * nor a browser (a file says what it needs in a `// needs: docker, chromium` line near its top; `alone` among its needs
- * runs it with nothing beside it).
+ * runs it with nothing beside it); --id <n> runs only the file's test number n (lab's numbering); --each runs every
+ * test of the files given alone, each in a process of its own, and names those that fail alone, see runEachAlone.
  * Through npm they go after `--` (`npm test -- test/lib --grep cache`): npm keeps options before it for itself.
  * Under CI (CI set and not `false` or `0`) a run that skipped a test fails, naming the skipped tests.
  * GATEHOUSE_TEST_VERBOSE=1 lists each test with its time.
@@ -25,6 +26,7 @@ import Code from '@hapi/code';
 interface LabModule {
     script(options?: object): unknown;
     report(scripts: unknown[], options: object): Promise<{ code: number }>;
+    execute(scripts: unknown[], options: object, reporter: null): Promise<{ tests: Array<{ id: number; title: string }> }>;
 }
 
 // Lab runs a script by itself unless told not to; this runner runs them all together, so scripts are
@@ -296,11 +298,18 @@ interface FileOutcome extends Results {
     failures: string[];
 }
 
+interface RunOptions {
+    timeout: number;
+    grep: string | undefined;
+    /** Lab's numbers of the tests to run (--id); none: all. */
+    ids?: number[];
+}
+
 /**
  * Runs one test file as a lab report of its own, after printing its name, so that a run says which file it is in
  * and a file that fails to load or whose hooks fail is a failure named with its file, not the end of the run.
  */
-async function runFile(file: string, options: { timeout: number; grep: string | undefined }): Promise<FileOutcome> {
+async function runFile(file: string, options: RunOptions): Promise<FileOutcome> {
     console.log(`\n▶ ${file}`);
     const started = Date.now();
     let script: unknown;
@@ -324,6 +333,7 @@ async function runFile(file: string, options: { timeout: number; grep: string | 
             assert: Code,
             timeout: options.timeout,
             grep: options.grep === undefined ? undefined : literal(options.grep),
+            ids: options.ids ?? [],
             reporter: ['console', 'json', 'tap'],
             output: [process.stdout, jsonFile, tapFile],
             environment: 'test',
@@ -447,7 +457,7 @@ const RUN_STARTED = Date.now();
 async function runInParallel(
     files: string[],
     jobs: number,
-    options: { timeout: number; grep: string | undefined },
+    options: RunOptions,
     add: (file: string, outcome: FileOutcome) => void,
 ): Promise<void> {
     // At most GATEHOUSE_TEST_DOCKER_JOBS (3) files that need Docker at once: they mostly wait on the engine, nginx and
@@ -547,7 +557,7 @@ class TestWorker {
     #pending = '';
 
     constructor(
-        options: { timeout: number; grep: string | undefined },
+        options: RunOptions,
         events: { finished(file: string, outcome: FileOutcome): void; exited(wasRunningAFile: boolean): void },
     ) {
         const args = [...process.execArgv, process.argv[1] ?? 'scripts/test.ts', '--timeout', String(options.timeout)];
@@ -614,7 +624,7 @@ class TestWorker {
 }
 
 /** In a worker: runs each file the run sends, one at a time, and ends when the run lets go of it. */
-async function serveAsWorker(options: { timeout: number; grep: string | undefined }): Promise<number> {
+async function serveAsWorker(options: RunOptions): Promise<number> {
     nameEveryFailure();
     const files: string[] = [];
     let wake: (() => void) | undefined;
@@ -641,6 +651,68 @@ async function serveAsWorker(options: { timeout: number; grep: string | undefine
         const outcome = await runFile(file, options);
         process.stdout.write(`${OUTCOME_MARK}${JSON.stringify(outcome)}\n`);
     }
+}
+
+/** A test's number as lab counts them in its file (from 1). */
+function testId(value: string): number {
+    const id = Number(value);
+    if (!Number.isInteger(id) || id < 1) {
+        throw new UsageError(`--id takes a test's number (1, 2, ...), not ${value}`);
+    }
+
+    return id;
+}
+
+/**
+ * Runs every test of the files alone (--each): each in a process of its own (`--id`), one after the other, as
+ * `--grep` with its title would, so a test that leans on what an earlier one left fails here. Prints one line per
+ * test and ends with the tests that failed alone and the closing line.
+ */
+async function runEachAlone(files: string[], options: RunOptions): Promise<number> {
+    let passed = 0;
+    const failures: string[] = [];
+    const skipped: string[] = [];
+    for (const file of files) {
+        const module = (await import(pathToFileURL(Path.resolve(file)).href)) as { lab?: unknown };
+        const grep = options.grep === undefined ? undefined : literal(options.grep);
+        const { tests } = await Lab.execute([module.lab], { dry: true, grep }, null);
+        for (const test of tests) {
+            const alone = spawnSync(
+                process.execPath,
+                [
+                    ...process.execArgv,
+                    process.argv[1] ?? 'scripts/test.ts',
+                    '--jobs',
+                    '1',
+                    '--timeout',
+                    String(options.timeout),
+                    '--id',
+                    String(test.id),
+                    file,
+                ],
+                { encoding: 'utf8', env: { ...process.env, GATEHOUSE_TEST_PREPARE: '0' }, maxBuffer: 64 * 1024 * 1024 },
+            );
+            const closing = /^Tests: (\d+) passed, (\d+) failed, (\d+) skipped/m.exec(alone.stdout ?? '');
+            const ok = alone.status === 0 && closing?.[1] === '1' && closing[2] === '0';
+            const wasSkipped = closing?.[3] === '1';
+            console.log(`${ok ? 'passes alone' : wasSkipped ? 'skipped     ' : 'FAILS ALONE '} ${file} #${test.id}: ${test.title}`);
+            if (ok) {
+                passed += 1;
+            } else if (wasSkipped) {
+                skipped.push(`${file}: ${test.title}`);
+            } else {
+                failures.push(`${file}: ${test.title}`);
+                console.log((alone.stdout ?? '').slice(-4_000));
+            }
+        }
+    }
+
+    if (failures.length > 0) {
+        console.log(`Failed alone:\n${failures.map((title) => `  - ${title}`).join('\n')}`);
+    }
+
+    printClosingLine(`Tests: ${passed} passed, ${failures.length} failed, ${skipped.length} skipped`);
+    return failures.length === 0 && passed > 0 && (skipped.length === 0 || !onCi()) ? 0 : 1;
 }
 
 /**
@@ -679,6 +751,9 @@ async function main(): Promise<number> {
     // By default two more than the cores, as most files spend their time waiting.
     const jobs = processCount(option(args, '--jobs') ?? process.env.GATEHOUSE_TEST_JOBS, '--jobs', Os.availableParallelism() + 2);
     const fast = flag(args, '--fast');
+    const each = flag(args, '--each');
+    const id = option(args, '--id');
+    const ids = id === undefined ? undefined : [testId(id)];
     const files = testFiles(args.length > 0 ? args : ['test']).filter((file) => !fast || fileNeeds(file).length === 0);
     if (fast) {
         // What a fast file would reach of the Docker engine is not there: a file that needs it and does not say so fails.
@@ -698,6 +773,14 @@ async function main(): Promise<number> {
         return await serveAsWorker({ timeout, grep });
     }
 
+    if (each) {
+        return await runEachAlone(files, { timeout, grep });
+    }
+
+    if (ids && files.length !== 1) {
+        throw new UsageError('--id numbers the tests of one file: give exactly one file');
+    }
+
     const totals: Results & { failures: string[] } = { passed: 0, failed: 0, skipped: [], failures: [] };
     let labCode = 0;
     const add = (file: string, outcome: FileOutcome) => {
@@ -707,12 +790,12 @@ async function main(): Promise<number> {
         totals.failures.push(...outcome.failures.map((title) => `${file}: ${title}`));
         labCode = labCode || outcome.code;
     };
-    if (jobs > 1 && files.length > 1) {
+    if (jobs > 1 && files.length > 1 && ids === undefined) {
         await runInParallel(files, jobs, { timeout, grep }, add);
     } else {
         nameEveryFailure();
         for (const file of files) {
-            add(file, await runFile(file, { timeout, grep }));
+            add(file, await runFile(file, { timeout, grep, ids }));
         }
     }
 

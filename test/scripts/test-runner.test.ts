@@ -43,6 +43,19 @@ function runner(args: string[], extra: Record<string, string> = {}) {
 }
 
 describe('scripts/test.ts', () => {
+    it('runs each test of a file alone with --each, and names the one that leans on another', () => {
+        const leaning = Path.join('test', 'fixtures', 'runner', 'leaning.ts');
+        const together = runner([leaning]);
+        expect(together.closing, together.output).to.equal('Tests: 3 passed, 0 failed, 0 skipped');
+        const alone = runner([leaning, '--each']);
+        expect(alone.status, alone.output).to.equal(1);
+        expect(alone.output).to.contain(`passes alone ${leaning} #1: fixture makes a thing`);
+        expect(alone.output).to.contain(`FAILS ALONE  ${leaning} #2: fixture leans on the thing made before`);
+        expect(alone.output).to.contain(`Failed alone:\n  - ${leaning}: fixture leans on the thing made before`);
+        expect(alone.closing).to.equal('Tests: 2 passed, 1 failed, 0 skipped');
+        expect(runner([leaning, '--id', '3']).closing).to.equal('Tests: 1 passed, 0 failed, 0 skipped');
+    });
+
     it('counts a skipped test as skipped, not passed', () => {
         const result = runner([FIXTURE]);
         expect(result.closing, result.output).to.equal('Tests: 1 passed, 0 failed, 1 skipped');
