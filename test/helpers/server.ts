@@ -31,24 +31,6 @@ export async function freePort(): Promise<number> {
     return port as number;
 }
 
-/** Several ports free at once: each is held until all are found, so no two are the same. */
-export async function freePorts(count: number): Promise<number[]> {
-    const probes = await Promise.all(
-        Array.from(
-            { length: count },
-            async () =>
-                await new Promise<Net.Server>((resolve, reject) => {
-                    const probe = Net.createServer();
-                    probe.once('error', reject);
-                    probe.listen(0, '127.0.0.1', () => resolve(probe));
-                }),
-        ),
-    );
-    const ports = probes.map((probe) => (probe.address() as Net.AddressInfo).port);
-    await Promise.all(probes.map(async (probe) => await new Promise((resolve) => probe.close(resolve))));
-    return ports;
-}
-
 /** Whether every port of the block can be bound on 127.0.0.1 now. */
 async function blockFree(base: number, count: number): Promise<boolean> {
     for (let port = base; port < base + count; port += 1) {
@@ -61,6 +43,22 @@ async function blockFree(base: number, count: number): Promise<boolean> {
     }
 
     return true;
+}
+
+/**
+ * Several free ports, distinct from one another, between 10000 and 20000 for a server or service a test starts: below
+ * the kernel's ephemeral range, where the local end of any connection (a MariaDB client's, among hundreds) may take a
+ * port that listen(0) just gave out before the service binds it, and below the apps' blocks (appHostPorts).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+    const ports = new Set<number>();
+    for (let attempt = 0; ports.size < count; attempt += 1) {
+        if (attempt >= 1_000) throw new Error(`no ${count} free ports between 10000 and 20000`);
+        const port = 10_000 + Crypto.randomInt(0, 10_000);
+        if (!ports.has(port) && (await blockFree(port, 1))) ports.add(port);
+    }
+
+    return [...ports];
 }
 
 /**

@@ -61,18 +61,33 @@ export async function servicesEnvironment(): Promise<Record<string, string> & { 
     };
 }
 
-/** scripts/services.sh up on free ports in a state folder of its own; stop() brings it all down again. */
+/** Tries with fresh ports when one was taken between being found free and being bound. */
+const START_ATTEMPTS = 3;
+
+/**
+ * scripts/services.sh up on free ports in a state folder of its own; stop() brings it all down again. A port found
+ * free may still be taken before the service binds it (by another file's server), so a start that failed on 'address
+ * already in use' is tried again on other ports.
+ */
 export async function startServices(): Promise<RunningServices> {
-    const environment = await servicesEnvironment();
-    const up = runServicesScript('up', environment);
-    if (up.status !== 0) {
+    for (let attempt = 1; ; attempt += 1) {
+        const environment = await servicesEnvironment();
+        const up = runServicesScript('up', environment);
+        if (up.status === 0) {
+            return runningServices(environment, up.stdout);
+        }
+
         runServicesScript('down', environment);
         Fs.rmSync(environment.GATEHOUSE_SERVICES_DIR, { recursive: true, force: true });
-        throw new Error(`scripts/services.sh up failed:\n${up.stderr}`);
+        if (attempt >= START_ATTEMPTS || !/address already in use/i.test(up.stderr)) {
+            throw new Error(`scripts/services.sh up failed:\n${up.stderr}`);
+        }
     }
+}
 
+function runningServices(environment: Awaited<ReturnType<typeof servicesEnvironment>>, stdout: string): RunningServices {
     return {
-        exports: parseExports(up.stdout) as ServiceExports,
+        exports: parseExports(stdout) as ServiceExports,
         stop: () => {
             runServicesScript('down', environment);
             Fs.rmSync(environment.GATEHOUSE_SERVICES_DIR, { recursive: true, force: true });
