@@ -267,39 +267,58 @@ describe('deploy manager: X-Forwarded-For without a trusted proxy', () => {
 describe('deploy manager: two factors', () => {
     let context: TestServer;
     let baseUrl: string;
-    let secret: string;
-    let recoveryCodes: string[];
+    let admin: Browser;
+    let people = 0;
 
     before(async () => {
         ({ context, baseUrl } = await startServer());
         await completeSetup(context, baseUrl);
+        admin = await signIn(baseUrl, ADMIN.email, ADMIN.password);
     });
 
     after(async () => {
         await context.cleanup();
     });
 
+    /** A person of the test's own, so that each test passes alone (withTwoFactors: with two factors already on). */
+    const person = async () => {
+        people += 1;
+        const account = { email: `factor${people}@example.com`, password: `factor-password-${people}` };
+        const created = await admin.post('/api/admin/users', { ...account, name: `Factor ${people}`, role: 'viewer' });
+        expect(created.status, created.text).to.equal(201);
+        return account;
+    };
+    const withTwoFactors = async () => {
+        const account = await person();
+        const browser = await signIn(baseUrl, account.email, account.password);
+        const { secret } = (await browser.post('/api/account/totp/setup')).body as { secret: string };
+        const enabled = await browser.post('/api/account/totp/enable', { code: await generate({ secret }) });
+        expect(enabled.status, enabled.text).to.equal(200);
+        return { ...account, secret, recoveryCodes: (enabled.body as { recoveryCodes: string[] }).recoveryCodes };
+    };
+
     it('sets TOTP up with a QR code, enables it only with a valid code, and shows recovery codes once', async () => {
-        const browser = await signIn(baseUrl, ADMIN.email, ADMIN.password);
+        const account = await person();
+        const browser = await signIn(baseUrl, account.email, account.password);
         const setup = await browser.post('/api/account/totp/setup');
         expect(setup.status).to.equal(200);
         const body = setup.body as { secret: string; otpauthUri: string; qrCode: string };
         expect(body.otpauthUri).to.startWith('otpauth://totp/Gatehouse:');
         expect(body.qrCode).to.startWith('data:image/png;base64,');
-        secret = body.secret;
+        const { secret } = body;
         expect((await browser.post('/api/account/totp/enable', { code: '000000' })).status).to.equal(422);
         const enabled = await browser.post('/api/account/totp/enable', { code: await generate({ secret }) });
         expect(enabled.status).to.equal(200);
-        recoveryCodes = (enabled.body as { recoveryCodes: string[] }).recoveryCodes;
-        expect(recoveryCodes.length).to.equal(10);
+        expect((enabled.body as { recoveryCodes: string[] }).recoveryCodes.length).to.equal(10);
         const stored = JSON.stringify(await context.database.knex('dp_users').select('*'));
         expect(stored).to.not.contain(secret);
     });
 
     it('asks for the code after the password; the pending session reaches nothing else', async () => {
+        const { email, password, secret } = await withTwoFactors();
         const browser = new Browser(baseUrl);
         await browser.get('/api/auth/me');
-        const login = await browser.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
+        const login = await browser.post('/api/auth/login', { email, password });
         expect(login.body).to.equal({ mfaRequired: true });
         expect((await browser.get('/api/auth/me')).status).to.equal(401);
         expect((await browser.get('/api/dashboard')).status).to.equal(401);
@@ -313,7 +332,7 @@ describe('deploy manager: two factors', () => {
 
         const second = new Browser(baseUrl);
         await second.get('/api/auth/me');
-        await second.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
+        await second.post('/api/auth/login', { email, password });
         const replayed = await second.post('/api/auth/mfa', { code });
         expect(replayed.status).to.equal(401);
         expect((replayed.body as { error: string }).error).to.contain('already used');
@@ -322,39 +341,40 @@ describe('deploy manager: two factors', () => {
     });
 
     it('lets a person who left the code page unfinished sign in again with the password, and reach public pages meanwhile', async () => {
+        const { email, password } = await withTwoFactors();
         const browser = new Browser(baseUrl);
         await browser.get('/api/auth/me');
-        expect((await browser.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password })).body).to.equal({
-            mfaRequired: true,
-        });
+        expect((await browser.post('/api/auth/login', { email, password })).body).to.equal({ mfaRequired: true });
         expect((await browser.get('/api/setup/status')).status).to.equal(200);
-        const again = await browser.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
+        const again = await browser.post('/api/auth/login', { email, password });
         expect(again.status, again.text).to.equal(200);
         expect(again.body).to.equal({ mfaRequired: true });
         expect((await browser.get('/api/dashboard')).status).to.equal(401);
     });
 
     it('takes a recovery code once', async () => {
+        const { email, password, recoveryCodes } = await withTwoFactors();
         const code = recoveryCodes[0] ?? '';
         const first = new Browser(baseUrl);
         await first.get('/api/auth/me');
-        await first.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
+        await first.post('/api/auth/login', { email, password });
         expect((await first.post('/api/auth/mfa', { code })).status).to.equal(200);
         const second = new Browser(baseUrl);
         await second.get('/api/auth/me');
-        await second.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
+        await second.post('/api/auth/login', { email, password });
         expect((await second.post('/api/auth/mfa', { code })).status).to.equal(401);
     });
 
     it('turns two factors off with the password', async () => {
+        const { email, password, recoveryCodes } = await withTwoFactors();
         const browser = new Browser(baseUrl);
         await browser.get('/api/auth/me');
-        await browser.post('/api/auth/login', { email: ADMIN.email, password: ADMIN.password });
-        await browser.post('/api/auth/mfa', { code: recoveryCodes[1] });
+        await browser.post('/api/auth/login', { email, password });
+        expect((await browser.post('/api/auth/mfa', { code: recoveryCodes[1] })).status).to.equal(200);
         expect((await browser.post('/api/account/totp/disable', {})).status).to.equal(422);
         expect((await browser.post('/api/account/totp/disable', { password: 'wrong-password' })).status).to.equal(403);
-        expect((await browser.post('/api/account/totp/disable', { password: ADMIN.password })).status).to.equal(200);
-        const again = await signIn(baseUrl, ADMIN.email, ADMIN.password);
+        expect((await browser.post('/api/account/totp/disable', { password })).status).to.equal(200);
+        const again = await signIn(baseUrl, email, password);
         expect(((await again.get('/api/auth/me')).body as UserBody).user.totpEnabled).to.be.false();
     });
 });
@@ -397,8 +417,9 @@ describe('deploy manager: roles, users and the audit log', () => {
     });
 
     it('refuses a duplicate e-mail (409), a bad role or e-mail (422)', async () => {
+        await createUser('twice@example.com', 'viewer');
         expect(
-            (await admin.post('/api/admin/users', { email: 'viewer@example.com', name: 'v', password: 'user-password-1', role: 'viewer' }))
+            (await admin.post('/api/admin/users', { email: 'twice@example.com', name: 'v', password: 'user-password-1', role: 'viewer' }))
                 .status,
         ).to.equal(409);
         expect(
@@ -426,8 +447,9 @@ describe('deploy manager: roles, users and the audit log', () => {
     });
 
     it('ends the other sessions when users change their own password', async () => {
-        const first = await signIn(baseUrl, 'viewer@example.com', 'user-password-1');
-        const second = await signIn(baseUrl, 'viewer@example.com', 'user-password-1');
+        await createUser('changer@example.com', 'viewer');
+        const first = await signIn(baseUrl, 'changer@example.com', 'user-password-1');
+        const second = await signIn(baseUrl, 'changer@example.com', 'user-password-1');
         expect((await first.post('/api/account/password', { currentPassword: 'wrong', newPassword: 'new-password-12' })).status).to.equal(
             403,
         );
@@ -450,6 +472,15 @@ describe('deploy manager: roles, users and the audit log', () => {
     });
 
     it('records sign-ins, failures and user changes in the audit log, without secrets', async () => {
+        // What the entries are of: a sign-in, a user made, promoted, demoted and deleted, a wrong current password.
+        const clerk = await createUser('clerk@example.com', 'admin');
+        expect((await admin.put(`/api/admin/users/${clerk.id}`, { role: 'viewer' })).status).to.equal(200);
+        const own = await signIn(baseUrl, 'clerk@example.com', 'user-password-1');
+        expect((await own.post('/api/account/password', { currentPassword: 'wrong', newPassword: 'new-password-12' })).status).to.equal(
+            403,
+        );
+        expect((await admin.delete(`/api/admin/users/${clerk.id}`)).status).to.equal(204);
+
         const all = await admin.get('/api/admin/audit?limit=50');
         expect(all.status).to.equal(200);
         const { entries, total } = all.body as {
@@ -472,10 +503,10 @@ describe('deploy manager: roles, users and the audit log', () => {
         const roleChange = entries.find((entry) => entry.action === 'users.update' && JSON.stringify(entry.details).includes('roleTo'));
         expect(roleChange?.details).to.equal({ roleFrom: 'admin', roleTo: 'viewer' });
         const filtered = await admin.get('/api/admin/audit?action=users.create');
-        expect(
-            (filtered.body as { entries: Array<{ action: string }> }).entries.every((entry) => entry.action === 'users.create'),
-        ).to.be.true();
-        expect(filtered.headers.get('x-total-count')).to.equal('4');
+        const created = (filtered.body as { entries: Array<{ action: string; target: string }> }).entries;
+        expect(created.every((entry) => entry.action === 'users.create')).to.be.true();
+        expect(created.map((entry) => entry.target)).to.include('clerk@example.com');
+        expect(filtered.headers.get('x-total-count')).to.equal(String(created.length));
         const dump = JSON.stringify(await context.database.knex('dp_audit').select('*'));
         for (const secret of ['user-password-1', 'new-password-12', 'reset-password-1', ADMIN.password]) {
             expect(dump).to.not.contain(secret);
