@@ -92,6 +92,8 @@ describe('web UI: the app page’s terminal', { timeout: 600_000 }, () => {
         await page.goto(terminalUrl());
         await page.getByRole('heading', { level: 2, name: 'Terminal' }).waitFor();
         const service = page.getByLabel('Service');
+        // The services come with the app's status, after the tab shows: wait for them before reading the list.
+        await service.locator('option', { hasText: 'worker' }).waitFor({ state: 'attached' });
         expect(await service.locator('option').allInnerTexts()).to.equal(['web', 'worker']);
         await service.selectOption('worker');
         await page.getByRole('button', { name: 'Connect', exact: true }).click();
