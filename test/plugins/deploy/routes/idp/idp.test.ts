@@ -71,9 +71,29 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
         authentik.addUser({ username: 'plain', password: 'plain-password' });
         adminToken = authentik.addToken({ username: 'operator', identifier: 'operator-api' });
         plainUserToken = authentik.addToken({ username: 'plain', identifier: 'plain-api' });
+        // addUser makes the group wiki-editors too.
+        authentik.addUser({
+            username: 'alice',
+            password: 'alice-password',
+            name: 'Alice',
+            email: 'alice@example.com',
+            groups: ['wiki-editors'],
+        });
         server = await deployTestServer();
         admin = server.admin;
     });
+
+    /** The connection and the draft app the directory tests use, made by the first test that needs them: each passes alone. */
+    const haveConnection = async () => {
+        if (!(await view()).connected) {
+            const connected = await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken });
+            expect(connected.status, connected.text).to.equal(200);
+        }
+    };
+    const haveWiki = async () => {
+        const created = await admin.post('/api/apps', { name: 'wiki', image: 'example/wiki' });
+        expect([201, 409], created.text).to.include(created.status);
+    };
 
     after(async () => {
         await server?.context.cleanup();
@@ -185,6 +205,7 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
     });
 
     it('only administrators reach the connection; editors read the directory, viewers do not', async () => {
+        await haveConnection();
         const editor = await server.signInAs('editor');
         expect((await editor.get('/api/admin/idp')).status).to.equal(403);
         expect((await editor.post('/api/admin/idp/bootstrap', { url: authentik.url, bootstrapToken: 'x' })).status).to.equal(403);
@@ -195,15 +216,8 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
     });
 
     it('lists the groups with their members, suggestions for an app, and the users matching a query', async () => {
-        authentik.addGroup('wiki-editors');
-        authentik.addUser({
-            username: 'alice',
-            password: 'alice-password',
-            name: 'Alice',
-            email: 'alice@example.com',
-            groups: ['wiki-editors'],
-        });
-        expect((await admin.post('/api/apps', { name: 'wiki', image: 'example/wiki' })).status).to.equal(201);
+        await haveConnection();
+        await haveWiki();
         const response = await admin.get('/api/idp/groups?app=wiki');
         expect(response.status, response.text).to.equal(200);
         const body = response.body as {
@@ -232,6 +246,8 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
     });
 
     it("saves a draft app's groups for its deploy; an unknown group is a 422 that changes nothing", async () => {
+        await haveConnection();
+        await haveWiki();
         const groups = ((await admin.get('/api/idp/groups')).body as { groups: Array<{ pk: string; name: string }> }).groups;
         const listedEditors = groups.find((group) => group.name === 'wiki-editors') as { pk: string; name: string };
         const editors = { pk: listedEditors.pk, name: listedEditors.name };
