@@ -14,8 +14,8 @@ import { clientAddress, deployCredentials } from './security.ts';
 /** What the handler acted on: the target, the facts worth keeping, and the actor when it is not the signed-in user. */
 export type AuditNote = Pick<AuditEntry, 'target' | 'details' | 'actor'>;
 
+/** Set once the handler is reached: a request without it was refused before and is not audited. */
 interface AuditState {
-    handled: boolean;
     note: AuditNote;
 }
 
@@ -41,7 +41,7 @@ export function auditAs(request: Request, note: AuditNote): void {
 
 const beforeHandler: Lifecycle.Method = (request, h) => {
     if (declared(request)) {
-        (request.plugins as { deployAudit?: AuditState }).deployAudit = { handled: true, note: {} };
+        (request.plugins as { deployAudit?: AuditState }).deployAudit = { note: {} };
     }
 
     return h.continue;
@@ -50,7 +50,7 @@ const beforeHandler: Lifecycle.Method = (request, h) => {
 const afterHandler: Lifecycle.Method = async (request, h) => {
     const route = declared(request);
     const state = stateOf(request);
-    if (!route || !state?.handled) {
+    if (!route || !state) {
         return h.continue;
     }
 
