@@ -8,7 +8,10 @@
  * files at once, each in a process of its own, see runInParallel; --fast runs only the files that need neither Docker
  * nor a browser (a file says what it needs in a `// needs: docker, chromium` line near its top; `alone` among its needs
  * runs it with nothing beside it); --id <n> runs only the file's test number n (lab's numbering); --each runs every
- * test of the files given alone, each in a process of its own, and names those that fail alone, see runEachAlone.
+ * test of the files given alone, each in a process of its own, and names those that fail alone, see runEachAlone;
+ * --shuffle [seed] runs the tests of each file (and of each experiment in it) in an order shuffled by the seed, printed
+ * so that a failure can be repeated: a test that needs an earlier one to have run fails in some order, at the cost of
+ * one run instead of a process per test (--each).
  * Through npm they go after `--` (`npm test -- test/lib --grep cache`): npm keeps options before it for itself.
  * Under CI (CI set and not `false` or `0`) a run that skipped a test fails, naming the skipped tests.
  * GATEHOUSE_TEST_VERBOSE=1 lists each test with its time.
@@ -107,6 +110,19 @@ function option(args: string[], name: string): string | undefined {
     }
 
     return value;
+}
+
+/** Takes `--shuffle` and the seed after it, if it is a number, out of args; without one a seed is drawn. */
+function shuffleSeed(args: string[]): number | undefined {
+    const index = args.indexOf('--shuffle');
+    if (index < 0) {
+        return undefined;
+    }
+
+    const given = args[index + 1];
+    const seeded = given !== undefined && /^\d+$/.test(given);
+    args.splice(index, seeded ? 2 : 1);
+    return seeded ? Number(given) : Math.floor(Math.random() * 1_000_000);
 }
 
 /** Takes the flag `name` out of args; npm keeps `npm test --coverage` for itself as npm_config_coverage=true. */
@@ -303,6 +319,52 @@ interface RunOptions {
     grep: string | undefined;
     /** Lab's numbers of the tests to run (--id); none: all. */
     ids?: number[];
+    /** Shuffles the order of each file's tests with this seed (--shuffle). */
+    seed?: number;
+}
+
+/** Lab's experiment as its script holds it before the run; lab numbers tests in the order it runs them. */
+interface LabExperiment {
+    tests: unknown[];
+    experiments: LabExperiment[];
+}
+
+/** A small seeded generator (mulberry32): the same seed, the same order. */
+function seededRandom(seed: number): () => number {
+    let state = seed >>> 0;
+    return () => {
+        state = (state + 0x6d2b79f5) >>> 0;
+        let t = state;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+function shuffleInPlace(items: unknown[], random: () => number): void {
+    for (let index = items.length - 1; index > 0; index -= 1) {
+        const other = Math.floor(random() * (index + 1));
+        [items[index], items[other]] = [items[other], items[index]];
+    }
+}
+
+/** Shuffles the tests of the experiment and of every experiment in it, and the experiments' own order. */
+function shuffleExperiment(experiment: LabExperiment, random: () => number): void {
+    shuffleInPlace(experiment.tests, random);
+    shuffleInPlace(experiment.experiments, random);
+    for (const child of experiment.experiments) {
+        shuffleExperiment(child, random);
+    }
+}
+
+/** The file's own seed: the run's seed mixed with its path, so files do not share one order pattern. */
+function fileSeed(seed: number, file: string): number {
+    let hash = seed >>> 0;
+    for (const character of Path.relative(process.cwd(), Path.resolve(file))) {
+        hash = Math.imul(hash ^ character.charCodeAt(0), 0x01000193) >>> 0;
+    }
+
+    return hash;
 }
 
 /**
@@ -320,6 +382,9 @@ async function runFile(file: string, options: RunOptions): Promise<FileOutcome> 
         }
 
         script = module.lab;
+        if (options.seed !== undefined) {
+            shuffleExperiment((script as { _root: LabExperiment })._root, seededRandom(fileSeed(options.seed, file)));
+        }
     } catch (error) {
         console.log(`${file} could not be loaded:`, error);
         return { code: 1, passed: 0, failed: 1, skipped: [], failures: [`could not be loaded (${describeThrown(error)})`] };
@@ -565,6 +630,10 @@ class TestWorker {
             args.push('--grep', options.grep);
         }
 
+        if (options.seed !== undefined) {
+            args.push('--shuffle', String(options.seed));
+        }
+
         this.#child = spawn(process.execPath, args, {
             stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
             env: {
@@ -754,6 +823,10 @@ async function main(): Promise<number> {
     const each = flag(args, '--each');
     const id = option(args, '--id');
     const ids = id === undefined ? undefined : [testId(id)];
+    const seed = shuffleSeed(args);
+    if (seed !== undefined && (ids || each)) {
+        throw new UsageError('--shuffle orders whole files: not with --id or --each');
+    }
     const files = testFiles(args.length > 0 ? args : ['test']).filter((file) => !fast || fileNeeds(file).length === 0);
     if (fast) {
         // What a fast file would reach of the Docker engine is not there: a file that needs it and does not say so fails.
@@ -770,7 +843,7 @@ async function main(): Promise<number> {
     }
 
     if (isWorker) {
-        return await serveAsWorker({ timeout, grep });
+        return await serveAsWorker({ timeout, grep, seed });
     }
 
     if (each) {
@@ -790,12 +863,16 @@ async function main(): Promise<number> {
         totals.failures.push(...outcome.failures.map((title) => `${file}: ${title}`));
         labCode = labCode || outcome.code;
     };
+    if (seed !== undefined) {
+        console.log(`Tests run in an order shuffled with seed ${seed}: --shuffle ${seed} repeats it.`);
+    }
+
     if (jobs > 1 && files.length > 1 && ids === undefined) {
-        await runInParallel(files, jobs, { timeout, grep }, add);
+        await runInParallel(files, jobs, { timeout, grep, seed }, add);
     } else {
         nameEveryFailure();
         for (const file of files) {
-            add(file, await runFile(file, { timeout, grep, ids }));
+            add(file, await runFile(file, { timeout, grep, ids, seed }));
         }
     }
 

@@ -56,6 +56,20 @@ describe('scripts/test.ts', () => {
         expect(runner([leaning, '--id', '3']).closing).to.equal('Tests: 1 passed, 0 failed, 0 skipped');
     });
 
+    it('shuffles the tests of each file with --shuffle and a seed, the same seed giving the same order', () => {
+        const leaning = Path.join('test', 'fixtures', 'runner', 'leaning.ts');
+        // With seed 1 the test that leans on another runs before it; with seed 2 after it.
+        const reordered = runner([leaning, '--shuffle', '1']);
+        expect(reordered.output).to.contain('Tests run in an order shuffled with seed 1: --shuffle 1 repeats it.');
+        expect(reordered.output).to.contain(`Failed:\n  - ${leaning}: fixture leans on the thing made before`);
+        expect(reordered.closing).to.equal('Tests: 2 passed, 1 failed, 0 skipped');
+        expect(runner([leaning, '--shuffle', '1']).closing).to.equal(reordered.closing);
+        expect(runner([leaning, '--shuffle', '2']).closing).to.equal('Tests: 3 passed, 0 failed, 0 skipped');
+        const drawn = runner([leaning, '--shuffle']);
+        expect(drawn.output).to.match(/shuffled with seed \d+: --shuffle \d+ repeats it/);
+        expect(runner([leaning, '--shuffle', '--each']).output).to.contain('--shuffle orders whole files: not with --id or --each');
+    });
+
     it('counts a skipped test as skipped, not passed', () => {
         const result = runner([FIXTURE]);
         expect(result.closing, result.output).to.equal('Tests: 1 passed, 0 failed, 1 skipped');
