@@ -566,6 +566,8 @@ class Harness implements Swarm {
     managerNodeId = '';
     workerNodeId = '';
     private engine: ChildProcess | undefined;
+    /** Settles when the engine's process has exited and Node has seen it (so that engineRunning() says so). */
+    private engineExited: Promise<void> = Promise.resolve();
     private closing: Promise<void> | undefined;
 
     constructor(readonly manager: Docker) {}
@@ -644,6 +646,7 @@ class Harness implements Swarm {
         // A test that forgets close() still ends; the next startSwarm removes what it left.
         engine.unref();
         this.engine = engine;
+        this.engineExited = new Promise((resolve) => engine.once('exit', () => resolve()));
         let spawnError: Error | undefined;
         engine.once('error', (error) => {
             spawnError = error;
@@ -679,9 +682,14 @@ class Harness implements Swarm {
             return;
         }
 
-        const exited = new Promise<void>((resolve) => engine.once('exit', () => resolve()));
-        await stopProcess(pid, "the worker's dockerd", ENGINE_STOP_TIMEOUT_MS);
-        await exited;
+        // Referenced again while it stops: an unreferenced child's exit would not keep this process up to see it.
+        engine.ref();
+        try {
+            await stopProcess(pid, "the worker's dockerd", ENGINE_STOP_TIMEOUT_MS);
+            await this.engineExited;
+        } finally {
+            engine.unref();
+        }
     }
 
     workerLog(): string {
