@@ -744,10 +744,10 @@ class Harness implements Swarm {
     private async shutDown(): Promise<void> {
         const errors: string[] = [];
         if (this.engineRunning()) {
-            await this.worker.swarmLeave({ force: true }).catch((error: { statusCode?: number; message: string }) => {
-                // 503: not in a swarm (the join failed, or it left already).
-                if (error.statusCode !== 503) errors.push(`the worker leaving the swarm: ${error.message}`);
-            });
+            // A courtesy, so that the manager sees the node go: whatever the worker keeps of the swarm goes with its
+            // data root below, and the manager's forced leave ends the swarm anyway. So its failure is no failure
+            // (503 when it is in no swarm, a reset connection when its dockerd has just died).
+            await this.worker.swarmLeave({ force: true }).catch(() => undefined);
         }
 
         try {
