@@ -14,12 +14,15 @@
  * - nsenter --net, not `ip netns exec`: the latter also makes a mount namespace and remounts /sys, which hides the
  *   cgroup mounts under /sys/fs/cgroup, and dockerd then stops with "Devices cgroup isn't mounted".
  * - its own --data-root, --exec-root (its managed containerd's sockets, its netns files and plugin sockets live there),
- *   --pidfile, --host socket and --config-file (so no /etc/docker/daemon.json is shared). With no --containerd and no
- *   /run/containerd/containerd.sock it starts a containerd of its own under the exec root, as the host's engine does
- *   under /run/docker; the containerd namespaces are named apart anyway in case a system containerd appears.
+ *   --pidfile, --host socket and --config-file (so no /etc/docker/daemon.json is shared), and an identity key of its
+ *   own (deprecated-key-path in that file, as no flag sets it: else both engines read /etc/docker/key.json and report
+ *   the same engine ID in `docker info`). With no --containerd and no /run/containerd/containerd.sock it starts a
+ *   containerd of its own under the exec root, as the host's engine does under /run/docker; the containerd namespaces
+ *   are named apart anyway, in case a system containerd appears.
  * - DOCKER_SERVICE_PREFER_OFFLINE_IMAGE=1, as moby's own integration tests start their daemons: a swarm task always
- *   tries to pull its image first, and with no registry reachable the worker waited 30 s on each task for DNS to time
- *   out. With it, the worker runs the image it has (put there with copyImage), and fails at once when it has none.
+ *   tries to pull its image first, and with no registry reachable the worker's tries waited 30 s each for DNS to time
+ *   out (before the REJECT rule below). With it, the worker runs the image it has (put there with copyImage), and
+ *   fails at once when it has none.
  * - --cgroup-parent /gh-swarm-worker: its containers sit apart from the host engine's, so that what a killed run left
  *   is found and killed.
  *
@@ -60,6 +63,8 @@ const FILES = {
     dataRoot: Path.join(STATE_DIR, 'data'),
     execRoot: Path.join(STATE_DIR, 'exec'),
     config: Path.join(STATE_DIR, 'daemon.json'),
+    /** Its own identity key, which dockerd makes: by default it shares /etc/docker/key.json, and the engine ID with it. */
+    key: Path.join(STATE_DIR, 'key.json'),
     pidfile: Path.join(STATE_DIR, 'docker.pid'),
     socket: Path.join(STATE_DIR, 'docker.sock'),
     log: Path.join(STATE_DIR, 'dockerd.log'),
@@ -575,7 +580,8 @@ class Harness implements Swarm {
     async start(): Promise<void> {
         Fs.mkdirSync(STATE_DIR, { recursive: true, mode: 0o700 });
         Fs.writeFileSync(FILES.owner, `${process.pid}\n`);
-        Fs.writeFileSync(FILES.config, '{}\n');
+        // A file of its own, so that the host's /etc/docker/daemon.json does not apply; the key path has no flag.
+        Fs.writeFileSync(FILES.config, `${JSON.stringify({ 'deprecated-key-path': FILES.key })}\n`);
         await createNetwork();
         await this.startEngine();
 
