@@ -25,52 +25,59 @@ interface ApiIssue {
 
 describe('issues: the minimum of Gitea issue API', () => {
     let context: TestServer;
+    let admin: TestUser;
     let owner: TestUser;
     let other: TestUser;
     let stranger: TestUser;
 
+    const request = async (method: string, url: string, headers: object | undefined, payload?: object) =>
+        await context.server.inject({ method, url: `/api/v1${url}`, headers: headers as Record<string, string>, payload });
+
+    /** A repository of iowner's, made by the administrator. */
+    const makeRepo = async (name: string, isPrivate: boolean) => {
+        const response = await request('POST', '/admin/users/iowner/repos', admin.headers, { name, private: isPrivate });
+        expect(response.statusCode).to.equal(201);
+    };
+
+    /** An issue the test opens for itself; its number, whatever other tests opened in the repository. */
+    const openIssue = async (repository: string, user: TestUser, payload: object) => {
+        const response = await request('POST', `/repos/iowner/${repository}/issues`, user.headers, payload);
+        expect(response.statusCode).to.equal(201);
+        return (response.result as ApiIssue).number;
+    };
+
     before(async () => {
         context = await createTestServer();
-        const admin = await createTestUser(context.server, { name: 'issueadmin', admin: true });
+        admin = await createTestUser(context.server, { name: 'issueadmin', admin: true });
         owner = await createTestUser(context.server, { name: 'iowner' });
         other = await createTestUser(context.server, { name: 'iother' });
         stranger = await createTestUser(context.server, { name: 'istranger' });
-        for (const [name, isPrivate] of [
-            ['public-repo', false],
-            ['secret-repo', true],
-        ] as const) {
-            const response = await context.server.inject({
-                method: 'POST',
-                url: '/api/v1/admin/users/iowner/repos',
-                headers: admin.headers,
-                payload: { name, private: isPrivate },
-            });
-            expect(response.statusCode).to.equal(201);
-        }
+        await makeRepo('public-repo', false);
+        await makeRepo('secret-repo', true);
     });
 
     after(async () => {
         await context.cleanup();
     });
 
-    const request = async (method: string, url: string, headers: object | undefined, payload?: object) =>
-        await context.server.inject({ method, url: `/api/v1${url}`, headers: headers as Record<string, string>, payload });
-
     it('creates issues numbered from 1 in each repository (201)', async () => {
-        const first = await request('POST', '/repos/iowner/public-repo/issues', other.headers, { title: 'First', body: 'Body' });
+        // Repositories no other test opens issues in.
+        await makeRepo('numbered-repo', false);
+        await makeRepo('numbered-secret', true);
+        const first = await request('POST', '/repos/iowner/numbered-repo/issues', other.headers, { title: 'First', body: 'Body' });
         expect(first.statusCode).to.equal(201);
         expect(swaggerErrors('issueCreateIssue', 201, first.result)).to.equal([]);
         const issue = first.result as ApiIssue;
         expect(issue).to.include({ number: 1, title: 'First', body: 'Body', state: 'open', comments: 0 });
         expect(issue.user.login).to.equal('iother');
-        expect(issue.url).to.equal('http://127.0.0.1:3000/api/v1/repos/iowner/public-repo/issues/1');
-        expect(issue.html_url).to.equal('http://127.0.0.1:3000/iowner/public-repo/issues/1');
-        expect(issue.repository.full_name).to.equal('iowner/public-repo');
-        const second = await request('POST', '/repos/iowner/public-repo/issues', owner.headers, { title: 'Second', closed: true });
+        expect(issue.url).to.equal('http://127.0.0.1:3000/api/v1/repos/iowner/numbered-repo/issues/1');
+        expect(issue.html_url).to.equal('http://127.0.0.1:3000/iowner/numbered-repo/issues/1');
+        expect(issue.repository.full_name).to.equal('iowner/numbered-repo');
+        const second = await request('POST', '/repos/iowner/numbered-repo/issues', owner.headers, { title: 'Second', closed: true });
         expect((second.result as ApiIssue).number).to.equal(2);
         expect((second.result as ApiIssue).state).to.equal('closed');
         expect((second.result as ApiIssue).closed_at).to.exist();
-        const elsewhere = await request('POST', '/repos/iowner/secret-repo/issues', owner.headers, { title: 'Elsewhere' });
+        const elsewhere = await request('POST', '/repos/iowner/numbered-secret/issues', owner.headers, { title: 'Elsewhere' });
         expect((elsewhere.result as ApiIssue).number).to.equal(1);
     });
 
@@ -87,45 +94,50 @@ describe('issues: the minimum of Gitea issue API', () => {
     });
 
     it('gets an issue (200), anonymously on a public repository; 404 for an unknown index or a hidden repository', async () => {
-        const response = await request('GET', '/repos/iowner/public-repo/issues/1', undefined);
+        const index = await openIssue('public-repo', other, { title: 'To read', body: 'Body' });
+        const response = await request('GET', `/repos/iowner/public-repo/issues/${index}`, undefined);
         expect(response.statusCode).to.equal(200);
         expect(swaggerErrors('issueGetIssue', 200, response.result)).to.equal([]);
-        expect((response.result as ApiIssue).title).to.equal('First');
+        expect(response.result).to.include({ number: index, title: 'To read', body: 'Body' });
         const unknown = await request('GET', '/repos/iowner/public-repo/issues/99', other.headers);
         expect(unknown.statusCode).to.equal(404);
         expect((unknown.result as { message: string }).message).to.contain('issue does not exist');
-        expect((await request('GET', '/repos/iowner/secret-repo/issues/1', stranger.headers)).statusCode).to.equal(404);
-        expect((await request('GET', '/repos/iowner/secret-repo/issues/1', owner.headers)).statusCode).to.equal(200);
+        const hidden = await openIssue('secret-repo', owner, { title: 'Hidden' });
+        expect((await request('GET', `/repos/iowner/secret-repo/issues/${hidden}`, stranger.headers)).statusCode).to.equal(404);
+        const own = await request('GET', `/repos/iowner/secret-repo/issues/${hidden}`, owner.headers);
+        expect(own.statusCode).to.equal(200);
+        expect((own.result as ApiIssue).title).to.equal('Hidden');
     });
 
     it('edits title, body and state by the author or a writer (201), 403 for anyone else', async () => {
-        const edited = await request('PATCH', '/repos/iowner/public-repo/issues/1', other.headers, { title: 'Renamed', body: 'New' });
+        const index = await openIssue('public-repo', other, { title: 'To edit', body: 'Old' });
+        const url = `/repos/iowner/public-repo/issues/${index}`;
+        const edited = await request('PATCH', url, other.headers, { title: 'Renamed', body: 'New' });
         expect(edited.statusCode).to.equal(201);
         expect(swaggerErrors('issueEditIssue', 201, edited.result)).to.equal([]);
         expect(edited.result).to.include({ title: 'Renamed', body: 'New' });
-        const closed = await request('PATCH', '/repos/iowner/public-repo/issues/1', owner.headers, { state: 'closed' });
+        const closed = await request('PATCH', url, owner.headers, { state: 'closed' });
         expect((closed.result as ApiIssue).state).to.equal('closed');
-        const reopened = await request('PATCH', '/repos/iowner/public-repo/issues/1', owner.headers, { state: 'open' });
+        const reopened = await request('PATCH', url, owner.headers, { state: 'open' });
         expect((reopened.result as ApiIssue).state).to.equal('open');
-        expect((await request('PATCH', '/repos/iowner/public-repo/issues/1', stranger.headers, { title: 'Mine' })).statusCode).to.equal(
-            403,
-        );
-        expect((await request('PATCH', '/repos/iowner/public-repo/issues/1', owner.headers, { state: 'sideways' })).statusCode).to.equal(
-            422,
-        );
+        expect((await request('PATCH', url, stranger.headers, { title: 'Mine' })).statusCode).to.equal(403);
+        expect((await request('PATCH', url, owner.headers, { state: 'sideways' })).statusCode).to.equal(422);
+        expect(((await request('GET', url, owner.headers)).result as ApiIssue).title).to.equal('Renamed');
         expect((await request('PATCH', '/repos/iowner/public-repo/issues/42', owner.headers, { title: 'x' })).statusCode).to.equal(404);
     });
 
     it('comments on an issue (201) and counts the comments; 422 without a body, 404 for an unknown issue', async () => {
-        const response = await request('POST', '/repos/iowner/public-repo/issues/1/comments', stranger.headers, { body: 'Me too' });
+        const index = await openIssue('public-repo', other, { title: 'To comment on' });
+        const url = `/repos/iowner/public-repo/issues/${index}`;
+        const response = await request('POST', `${url}/comments`, stranger.headers, { body: 'Me too' });
         expect(response.statusCode).to.equal(201);
         expect(swaggerErrors('issueCreateComment', 201, response.result)).to.equal([]);
         const comment = response.result as { id: number; body: string; html_url: string; issue_url: string; user: { login: string } };
-        expect(comment).to.include({ body: 'Me too', issue_url: 'http://127.0.0.1:3000/iowner/public-repo/issues/1' });
-        expect(comment.html_url).to.equal(`http://127.0.0.1:3000/iowner/public-repo/issues/1#issuecomment-${comment.id}`);
+        expect(comment).to.include({ body: 'Me too', issue_url: `http://127.0.0.1:3000/iowner/public-repo/issues/${index}` });
+        expect(comment.html_url).to.equal(`http://127.0.0.1:3000/iowner/public-repo/issues/${index}#issuecomment-${comment.id}`);
         expect(comment.user.login).to.equal('istranger');
-        expect(((await request('GET', '/repos/iowner/public-repo/issues/1', owner.headers)).result as ApiIssue).comments).to.equal(1);
-        expect((await request('POST', '/repos/iowner/public-repo/issues/1/comments', owner.headers, {})).statusCode).to.equal(422);
+        expect(((await request('GET', url, owner.headers)).result as ApiIssue).comments).to.equal(1);
+        expect((await request('POST', `${url}/comments`, owner.headers, {})).statusCode).to.equal(422);
         expect((await request('POST', '/repos/iowner/public-repo/issues/77/comments', owner.headers, { body: 'x' })).statusCode).to.equal(
             404,
         );

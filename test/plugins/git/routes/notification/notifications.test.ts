@@ -29,41 +29,63 @@ interface Thread {
 
 const pause = async (ms = 1100) => await new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The people of an organisation of a test's own, to whom its notifications go. */
+interface Crew {
+    /** The organisation's owner. */
+    boss: TestUser;
+    /** Members, in a team that writes. */
+    alice: TestUser;
+    bob: TestUser;
+}
+
 describe('notifications', () => {
     let context: TestServer;
     let admin: TestUser;
-    let boss: TestUser;
-    let alice: TestUser;
-    let bob: TestUser;
-    let carol: TestUser;
+    /** In no organisation: reads no one's threads. */
+    let stranger: TestUser;
 
     const request = async (method: string, url: string, headers: object | undefined, payload?: object) =>
         await context.server.inject({ method, url: `/api/v1${url}`, headers: headers as Record<string, string>, payload });
     const threads = async (user: TestUser, query = '') => (await request('GET', `/notifications${query}`, user.headers)).result as Thread[];
     const unread = async (user: TestUser) => ((await request('GET', '/notifications/new', user.headers)).result as { new: number }).new;
 
-    before(async () => {
-        context = await createTestServer();
-        admin = await createTestUser(context.server, { name: 'nadmin', admin: true });
-        boss = await createTestUser(context.server, { name: 'boss' });
-        alice = await createTestUser(context.server, { name: 'alice' });
-        bob = await createTestUser(context.server, { name: 'bob' });
-        carol = await createTestUser(context.server, { name: 'carol' });
-        expect((await request('POST', '/orgs', boss.headers, { username: 'acme' })).statusCode).to.equal(201);
+    /**
+     * The organisation `org` with a private repository tracker and a public one open-source, and people of its own
+     * (named after it): the threads a test looks at are those of its own activity, whatever the other tests did.
+     */
+    const makeCrew = async (org: string): Promise<Crew> => {
+        const person = async (name: string) => await createTestUser(context.server, { name: `${org}-${name}` });
+        const [boss, alice, bob] = await Promise.all([person('boss'), person('alice'), person('bob')]);
+        expect((await request('POST', '/orgs', boss.headers, { username: org })).statusCode).to.equal(201);
         const knex = context.database.knex;
-        const org = await knex('users').where({ lower_name: 'acme' }).first('id');
-        const [teamId] = await knex('teams').insert({ org_id: org.id, lower_name: 'devs', name: 'Devs', authorize: 'write' });
+        const { id } = await knex('users').where({ lower_name: org }).first('id');
+        const [teamId] = await knex('teams').insert({ org_id: id, lower_name: 'devs', name: 'Devs', authorize: 'write' });
         for (const member of [alice, bob]) {
-            await knex('org_users').insert({ org_id: org.id, uid: member.user.id, is_public: false });
-            await knex('team_users').insert({ org_id: org.id, team_id: teamId, uid: member.user.id });
+            await knex('org_users').insert({ org_id: id, uid: member.user.id, is_public: false });
+            await knex('team_users').insert({ org_id: id, team_id: teamId, uid: member.user.id });
         }
 
         for (const [name, isPrivate] of [
             ['tracker', true],
             ['open-source', false],
         ] as const) {
-            expect((await request('POST', '/org/acme/repos', boss.headers, { name, private: isPrivate })).statusCode).to.equal(201);
+            expect((await request('POST', `/org/${org}/repos`, boss.headers, { name, private: isPrivate })).statusCode).to.equal(201);
         }
+
+        return { boss, alice, bob };
+    };
+
+    const openIssue = async (repository: string, user: TestUser, payload: object) =>
+        expect((await request('POST', `/repos/${repository}/issues`, user.headers, payload)).statusCode).to.equal(201);
+
+    /** Marks one of the user's threads read, as the thread's page does. */
+    const markRead = async (user: TestUser, thread: Thread | undefined) =>
+        expect((await request('PATCH', `/notifications/threads/${thread?.id}`, user.headers)).statusCode).to.equal(205);
+
+    before(async () => {
+        context = await createTestServer();
+        admin = await createTestUser(context.server, { name: 'nadmin', admin: true });
+        stranger = await createTestUser(context.server, { name: 'nstranger' });
     });
 
     after(async () => {
@@ -71,9 +93,8 @@ describe('notifications', () => {
     });
 
     it('gives the other members of an organisation an unread thread when one opens an issue, and PUT marks them read', async () => {
-        expect((await request('POST', '/repos/acme/tracker/issues', alice.headers, { title: 'Outage', body: 'Down' })).statusCode).to.equal(
-            201,
-        );
+        const { boss, alice, bob } = await makeCrew('opened');
+        await openIssue('opened/tracker', alice, { title: 'Outage', body: 'Down' });
         expect(await threads(alice)).to.equal([]);
         expect(await unread(alice)).to.equal(0);
         for (const member of [boss, bob]) {
@@ -86,11 +107,11 @@ describe('notifications', () => {
                 title: 'Outage',
                 type: 'Issue',
                 state: 'open',
-                url: 'http://127.0.0.1:3000/api/v1/repos/acme/tracker/issues/1',
-                html_url: 'http://127.0.0.1:3000/acme/tracker/issues/1',
+                url: 'http://127.0.0.1:3000/api/v1/repos/opened/tracker/issues/1',
+                html_url: 'http://127.0.0.1:3000/opened/tracker/issues/1',
                 latest_comment_url: '',
             });
-            expect(thread?.repository.full_name).to.equal('acme/tracker');
+            expect(thread?.repository.full_name).to.equal('opened/tracker');
             expect(thread?.repository.permissions).to.not.exist();
             expect(thread?.url).to.equal(`http://127.0.0.1:3000/api/v1/notifications/threads/${thread?.id}`);
             const count = await request('GET', '/notifications/new', member.headers);
@@ -109,36 +130,49 @@ describe('notifications', () => {
     });
 
     it('makes a read thread unread again on a new comment, pointing at that comment', async () => {
+        const { boss, alice, bob } = await makeCrew('reopened');
+        await openIssue('reopened/tracker', alice, { title: 'Outage', body: 'Down' });
+        expect((await request('PUT', '/notifications', bob.headers)).statusCode).to.equal(205);
+        expect(await threads(bob)).to.equal([]);
         await pause(10);
-        const comment = await request('POST', '/repos/acme/tracker/issues/1/comments', alice.headers, { body: 'Still down' });
+        const comment = await request('POST', '/repos/reopened/tracker/issues/1/comments', alice.headers, { body: 'Still down' });
         const commentId = (comment.result as { id: number }).id;
         const [thread] = await threads(bob);
         expect(thread?.unread).to.be.true();
-        expect(thread?.subject.latest_comment_url).to.equal(`http://127.0.0.1:3000/api/v1/repos/acme/tracker/issues/comments/${commentId}`);
-        expect(thread?.subject.latest_comment_html_url).to.equal(`http://127.0.0.1:3000/acme/tracker/issues/1#issuecomment-${commentId}`);
+        expect(thread?.subject.latest_comment_url).to.equal(
+            `http://127.0.0.1:3000/api/v1/repos/reopened/tracker/issues/comments/${commentId}`,
+        );
+        expect(thread?.subject.latest_comment_html_url).to.equal(
+            `http://127.0.0.1:3000/reopened/tracker/issues/1#issuecomment-${commentId}`,
+        );
         expect(await unread(boss)).to.equal(1);
         expect(await threads(alice)).to.equal([]);
     });
 
     it('makes authors and commenters participants: outsiders who comment on a public repository hear of later activity', async () => {
-        await request('POST', '/repos/acme/open-source/issues', alice.headers, { title: 'Feature' });
+        const { alice, bob } = await makeCrew('chatter');
+        const carol = await createTestUser(context.server, { name: 'chatter-carol' });
+        await request('POST', '/repos/chatter/open-source/issues', alice.headers, { title: 'Feature' });
         expect(await threads(carol)).to.equal([]);
-        await request('POST', '/repos/acme/open-source/issues/1/comments', carol.headers, { body: '+1' });
+        await request('POST', '/repos/chatter/open-source/issues/1/comments', carol.headers, { body: '+1' });
         expect(await threads(carol)).to.equal([]);
         expect((await threads(alice)).map((thread) => thread.subject.title)).to.equal(['Feature']);
-        await request('POST', '/repos/acme/open-source/issues/1/comments', bob.headers, { body: 'On it' });
+        await request('POST', '/repos/chatter/open-source/issues/1/comments', bob.headers, { body: 'On it' });
         expect((await threads(carol)).map((thread) => thread.subject.title)).to.equal(['Feature']);
-        await request('PATCH', '/repos/acme/open-source/issues/1', bob.headers, { state: 'closed' });
+        await request('PATCH', '/repos/chatter/open-source/issues/1', bob.headers, { state: 'closed' });
         expect((await threads(carol))[0]?.subject.state).to.equal('closed');
     });
 
     it('gets a thread (200): 403 for another user, allowed for an administrator, 404 when unknown', async () => {
+        const { boss, alice } = await makeCrew('getter');
+        await openIssue('getter/tracker', alice, { title: 'Outage' });
         const [thread] = await threads(boss);
+        expect(thread).to.exist();
         const own = await request('GET', `/notifications/threads/${thread?.id}`, boss.headers);
         expect(own.statusCode).to.equal(200);
         expect(swaggerErrors('notifyGetThread', 200, own.result)).to.equal([]);
         expect((own.result as Thread).id).to.equal(thread?.id as number);
-        const foreign = await request('GET', `/notifications/threads/${thread?.id}`, carol.headers);
+        const foreign = await request('GET', `/notifications/threads/${thread?.id}`, stranger.headers);
         expect(foreign.statusCode).to.equal(403);
         expect((foreign.result as { message: string }).message).to.equal(
             `only user itself and admin are allowed to read/change this thread ${thread?.id}`,
@@ -149,6 +183,8 @@ describe('notifications', () => {
     });
 
     it('PATCH changes one thread (205): pinned is neither unread nor hidden, and stays pinned on new activity', async () => {
+        const { boss, alice } = await makeCrew('pinner');
+        await openIssue('pinner/tracker', alice, { title: 'Outage' });
         const [thread] = await threads(boss, '?subject-type=issue');
         const pinned = await request('PATCH', `/notifications/threads/${thread?.id}?to-status=pinned`, boss.headers);
         expect(pinned.statusCode).to.equal(205);
@@ -156,29 +192,40 @@ describe('notifications', () => {
         expect(pinned.result).to.include({ unread: false, pinned: true });
         expect((await threads(boss)).find((item) => item.id === thread?.id)?.pinned).to.be.true();
         const before = await unread(boss);
-        await request('POST', `/repos/acme/tracker/issues/1/comments`, alice.headers, { body: 'ping' });
+        // New activity on the pinned thread's own issue.
+        await request('POST', `/repos/pinner/tracker/issues/1/comments`, alice.headers, { body: 'ping' });
         expect((await threads(boss)).find((item) => item.id === thread?.id)).to.include({ pinned: true, unread: false });
         expect(await unread(boss)).to.equal(before);
         const read = await request('PATCH', `/notifications/threads/${thread?.id}`, boss.headers);
         expect(read.result).to.include({ unread: false, pinned: false });
-        expect((await request('PATCH', `/notifications/threads/${thread?.id}`, carol.headers)).statusCode).to.equal(403);
+        expect((await request('PATCH', `/notifications/threads/${thread?.id}`, stranger.headers)).statusCode).to.equal(403);
         expect((await request('PATCH', `/notifications/threads/${thread?.id}`, admin.headers)).statusCode).to.equal(403);
         expect((await request('PATCH', '/notifications/threads/99999', boss.headers)).statusCode).to.equal(404);
     });
 
     it('filters by status, subject type and update time, pages newest first with Link and X-Total-Count', async () => {
+        const { boss, alice } = await makeCrew('filter');
+        await openIssue('filter/tracker', alice, { title: 'Outage' });
+        await openIssue('filter/open-source', alice, { title: 'Feature' });
+        // One thread read, one unread.
+        await markRead(
+            boss,
+            (await threads(boss)).find((thread) => thread.subject.title === 'Outage'),
+        );
+        expect((await threads(boss)).map((thread) => thread.subject.title)).to.equal(['Feature']);
         const all = await threads(boss, '?all=true');
         expect(all.length).to.equal(2);
         expect(Date.parse(all[0]?.updated_at ?? '')).to.be.at.least(Date.parse(all[1]?.updated_at ?? ''));
         const knex = context.database.knex;
-        const tracker = await knex('repositories').where({ lower_name: 'open-source' }).first('id');
-        await knex('issues').where({ repo_id: tracker.id, index: 1 }).update({ is_pull: true });
+        const org = await knex('users').where({ lower_name: 'filter' }).first('id');
+        const openSource = await knex('repositories').where({ owner_id: org.id, lower_name: 'open-source' }).first('id');
+        await knex('issues').where({ repo_id: openSource.id, index: 1 }).update({ is_pull: true });
         await knex('notifications')
-            .whereIn('issue_id', knex('issues').where({ repo_id: tracker.id }).select('id'))
+            .whereIn('issue_id', knex('issues').where({ repo_id: openSource.id }).select('id'))
             .update({ source: 2 });
         const pulls = await threads(boss, '?all=true&subject-type=pull');
         expect(pulls.map((thread) => thread.subject.type)).to.equal(['Pull']);
-        expect(pulls[0]?.subject.html_url).to.equal('http://127.0.0.1:3000/acme/open-source/pulls/1');
+        expect(pulls[0]?.subject.html_url).to.equal('http://127.0.0.1:3000/filter/open-source/pulls/1');
         expect((await threads(boss, '?all=true&subject-type=issue&subject-type=pull')).length).to.equal(2);
         expect(await threads(boss, '?all=true&since=2999-01-01T00:00:00Z')).to.equal([]);
         expect((await threads(boss, '?all=true&before=2999-01-01T00:00:00Z')).length).to.equal(2);
@@ -191,6 +238,8 @@ describe('notifications', () => {
     });
 
     it("answers a malformed time with Go's time.Parse error: 422 on the list, 400 on PUT, as Gitea does", async () => {
+        const { boss, alice } = await makeCrew('clock');
+        await openIssue('clock/tracker', alice, { title: 'Outage' });
         const list = await request('GET', '/notifications?since=yesterday', boss.headers);
         expect(list.statusCode).to.equal(422);
         expect((list.result as { message: string }).message).to.equal(
@@ -206,13 +255,18 @@ describe('notifications', () => {
         const put = await request('PUT', '/notifications?last_read_at=2024-02-30T10:00:00%2B02:00', boss.headers);
         expect(put.statusCode).to.equal(400);
         expect((put.result as { message: string }).message).to.equal('parsing time "2024-02-30T10:00:00+02:00": day out of range');
+        expect(await unread(boss)).to.equal(1);
         const trimmed = await request('PUT', '/notifications?last_read_at=%202000-01-01T00:00:00Z%20&all=true', boss.headers);
         expect(trimmed.statusCode).to.equal(205);
         expect(trimmed.result).to.equal([]);
+        expect(await unread(boss)).to.equal(1);
     });
 
     it('drops unknown subject types rather than refusing them, as Gitea does', async () => {
+        const { boss, alice } = await makeCrew('typed');
+        await openIssue('typed/tracker', alice, { title: 'Outage' });
         const all = await threads(boss, '?all=true');
+        expect(all.length).to.equal(1);
         const response = await request('GET', '/notifications?all=true&subject-type=bogus', boss.headers);
         expect(response.statusCode).to.equal(200);
         expect((response.result as Thread[]).length).to.equal(all.length);
@@ -220,13 +274,23 @@ describe('notifications', () => {
     });
 
     it('PUT honours status-types, to-status and last_read_at', async () => {
+        const { boss, alice } = await makeCrew('bulk');
+        await openIssue('bulk/tracker', alice, { title: 'Outage' });
+        await openIssue('bulk/open-source', alice, { title: 'Feature' });
+        // One thread read, one unread.
+        await markRead(
+            boss,
+            (await threads(boss)).find((thread) => thread.subject.title === 'Outage'),
+        );
+        expect(await unread(boss)).to.equal(1);
         const past = await request('PUT', '/notifications?all=true&last_read_at=2000-01-01T00:00:00Z', boss.headers);
         expect(past.statusCode).to.equal(205);
         expect(past.result).to.equal([]);
         const back = await request('PUT', '/notifications?status-types=read&to-status=unread', boss.headers);
-        expect((back.result as Thread[]).every((thread) => thread.unread)).to.be.true();
+        expect((back.result as Thread[]).map((thread) => [thread.subject.title, thread.unread])).to.equal([['Outage', true]]);
         expect(await unread(boss)).to.equal(2);
         const pin = await request('PUT', '/notifications?to-status=pinned', boss.headers);
+        expect((pin.result as Thread[]).length).to.equal(2);
         expect((pin.result as Thread[]).every((thread) => thread.pinned)).to.be.true();
         expect(await unread(boss)).to.equal(0);
         expect((await threads(boss)).length).to.equal(2);
@@ -242,9 +306,10 @@ describe('notifications', () => {
     });
 
     it('works through the gitea-js client', async () => {
+        const { alice, bob } = await makeCrew('client');
         await context.server.start();
         const api = giteaClient(context.server, bob);
-        await request('POST', '/repos/acme/tracker/issues', alice.headers, { title: 'For gitea-js' });
+        await request('POST', '/repos/client/tracker/issues', alice.headers, { title: 'For gitea-js' });
         const list = await api.notifications.notifyGetList();
         expect(list.status).to.equal(200);
         const id = list.data.find((thread) => thread.subject?.title === 'For gitea-js')?.id as number;

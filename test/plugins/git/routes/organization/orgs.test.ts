@@ -43,6 +43,29 @@ describe('organizations', () => {
 
     const names = (result: unknown) => (result as ApiOrg[]).map((org) => org.name);
 
+    /** An organisation of olga's, made through the API when no test has made it yet. */
+    const haveOrg = async (username: string, fields: Record<string, string> = {}) => {
+        if (!(await context.database.knex('users').where({ lower_name: username }).first('id'))) {
+            expect((await request('POST', '/orgs', owner.headers, { username, ...fields })).statusCode).to.equal(201);
+        }
+    };
+
+    /** One organisation of each visibility, for the tests that look at who sees what. */
+    const haveVisibilityOrgs = async () => {
+        await haveOrg('see-pub', { email: 'org@example.com', visibility: 'public' });
+        await haveOrg('see-lim', { visibility: 'limited' });
+        await haveOrg('see-priv', { visibility: 'private' });
+    };
+
+    /** An organisation that owns a repository named site. */
+    const haveRepoOrg = async () => {
+        await haveOrg('repo-org');
+        const org = await context.database.knex('users').where({ lower_name: 'repo-org' }).first('id');
+        if (!(await context.database.knex('repositories').where({ owner_id: org.id, lower_name: 'site' }).first('id'))) {
+            expect((await request('POST', '/org/repo-org/repos', owner.headers, { name: 'site' })).statusCode).to.equal(201);
+        }
+    };
+
     describe('create', () => {
         it('creates an organisation whose creator is its owner (201)', async () => {
             const response = await request('POST', '/orgs', owner.headers, {
@@ -70,8 +93,9 @@ describe('organizations', () => {
         });
 
         it('answers 422 for a taken, reserved or missing name and a bad visibility', async () => {
+            await haveOrg('taken-org');
             const cases: Array<[object, string | undefined]> = [
-                [{ username: 'PUB-ORG' }, 'user already exists [name: PUB-ORG]'],
+                [{ username: 'TAKEN-ORG' }, 'user already exists [name: TAKEN-ORG]'],
                 [{ username: 'olga' }, 'user already exists [name: olga]'],
                 [{ username: 'explore' }, 'name is reserved [name: explore]'],
                 [{}, '[UserName]: Required'],
@@ -98,34 +122,43 @@ describe('organizations', () => {
 
     describe('visibility', () => {
         it('lists public organisations to anonymous callers, limited ones to anyone signed in, private ones to members and admins', async () => {
-            const anonymous = await request('GET', '/orgs', undefined);
+            await haveVisibilityOrgs();
+            // Other tests make organisations too: each list is looked at for this test's own.
+            const ours = (result: unknown) => names(result).filter((name) => name.startsWith('see-'));
+            const anonymous = await request('GET', '/orgs?limit=50', undefined);
             expect(anonymous.statusCode).to.equal(200);
             expect(swaggerErrors('orgGetAll', 200, anonymous.result)).to.equal([]);
-            expect(names(anonymous.result)).to.equal(['pub-org']);
-            expect((anonymous.result as ApiOrg[])[0]?.email).to.equal('');
-            expect(names((await request('GET', '/orgs', outsider.headers)).result)).to.equal(['lim-org', 'pub-org']);
-            expect(names((await request('GET', '/orgs', owner.headers)).result)).to.equal(['lim-org', 'priv-org', 'pub-org']);
-            expect(names((await request('GET', '/orgs', admin.headers)).result)).to.equal(['lim-org', 'priv-org', 'pub-org']);
+            expect(ours(anonymous.result)).to.equal(['see-pub']);
+            expect((anonymous.result as ApiOrg[]).find((org) => org.name === 'see-pub')?.email).to.equal('');
+            expect(ours((await request('GET', '/orgs?limit=50', outsider.headers)).result)).to.equal(['see-lim', 'see-pub']);
+            expect(ours((await request('GET', '/orgs?limit=50', owner.headers)).result)).to.equal(['see-lim', 'see-priv', 'see-pub']);
+            const everything = await request('GET', '/orgs?limit=50', admin.headers);
+            expect(ours(everything.result)).to.equal(['see-lim', 'see-priv', 'see-pub']);
+            expect(names(everything.result)).to.not.part.include(['root', 'olga', 'otto']);
         });
 
         it('pages the list with X-Total-Count and Link', async () => {
+            await haveVisibilityOrgs();
+            const all = names((await request('GET', '/orgs?limit=50', owner.headers)).result);
+            expect(all).to.include('see-priv');
             const response = await request('GET', '/orgs?limit=1&page=2', owner.headers);
-            expect(names(response.result)).to.equal(['priv-org']);
-            expect(response.headers['x-total-count']).to.equal('3');
+            expect(names(response.result)).to.equal([all[1]]);
+            expect(response.headers['x-total-count']).to.equal(String(all.length));
             expect(response.headers.link).to.contain('rel="prev"');
         });
 
         it('gets an organisation only where it may be seen (404 otherwise)', async () => {
-            const publicOrg = await request('GET', '/orgs/PUB-ORG', undefined);
+            await haveVisibilityOrgs();
+            const publicOrg = await request('GET', '/orgs/SEE-PUB', undefined);
             expect(publicOrg.statusCode).to.equal(200);
             expect(swaggerErrors('orgGet', 200, publicOrg.result)).to.equal([]);
             expect((publicOrg.result as ApiOrg).email).to.equal('');
-            expect(((await request('GET', '/orgs/pub-org', outsider.headers)).result as ApiOrg).email).to.equal('org@example.com');
-            expect((await request('GET', '/orgs/lim-org', undefined)).statusCode).to.equal(404);
-            expect((await request('GET', '/orgs/lim-org', outsider.headers)).statusCode).to.equal(200);
-            expect((await request('GET', '/orgs/priv-org', outsider.headers)).statusCode).to.equal(404);
-            expect((await request('GET', '/orgs/priv-org', owner.headers)).statusCode).to.equal(200);
-            expect((await request('GET', '/orgs/priv-org', admin.headers)).statusCode).to.equal(200);
+            expect(((await request('GET', '/orgs/see-pub', outsider.headers)).result as ApiOrg).email).to.equal('org@example.com');
+            expect((await request('GET', '/orgs/see-lim', undefined)).statusCode).to.equal(404);
+            expect((await request('GET', '/orgs/see-lim', outsider.headers)).statusCode).to.equal(200);
+            expect((await request('GET', '/orgs/see-priv', outsider.headers)).statusCode).to.equal(404);
+            expect((await request('GET', '/orgs/see-priv', owner.headers)).statusCode).to.equal(200);
+            expect((await request('GET', '/orgs/see-priv', admin.headers)).statusCode).to.equal(200);
             expect((await request('GET', '/orgs/olga', owner.headers)).statusCode).to.equal(404);
             expect((await request('GET', '/orgs/no-such-org', owner.headers)).statusCode).to.equal(404);
         });
@@ -133,7 +166,8 @@ describe('organizations', () => {
 
     describe('edit and delete', () => {
         it('lets the owner edit (200), clears the e-mail with "", and refuses others (403)', async () => {
-            const response = await request('PATCH', '/orgs/pub-org', owner.headers, {
+            await haveOrg('edit-org', { full_name: 'Edited Org', email: 'edit@example.com' });
+            const response = await request('PATCH', '/orgs/edit-org', owner.headers, {
                 full_name: 'Renamed Org',
                 location: 'Porto',
                 email: '',
@@ -141,20 +175,22 @@ describe('organizations', () => {
             expect(response.statusCode).to.equal(200);
             expect(swaggerErrors('orgEdit', 200, response.result)).to.equal([]);
             expect(response.result).to.include({ full_name: 'Renamed Org', location: 'Porto', email: '' });
-            expect((await request('PATCH', '/orgs/pub-org', outsider.headers, { full_name: 'x' })).statusCode).to.equal(403);
-            expect((await request('PATCH', '/orgs/pub-org', owner.headers, { email: 'bad' })).statusCode).to.equal(422);
-            expect((await request('PATCH', '/orgs/pub-org', owner.headers, { visibility: 'bad' })).statusCode).to.equal(422);
+            expect((await request('PATCH', '/orgs/edit-org', outsider.headers, { full_name: 'x' })).statusCode).to.equal(403);
+            expect((await request('PATCH', '/orgs/edit-org', owner.headers, { email: 'bad' })).statusCode).to.equal(422);
+            expect((await request('PATCH', '/orgs/edit-org', owner.headers, { visibility: 'bad' })).statusCode).to.equal(422);
             expect((await request('PATCH', '/orgs/no-such-org', owner.headers, {})).statusCode).to.equal(404);
         });
 
         it('lets the owner delete (204), refuses others (403), 404s the unknown', async () => {
-            expect((await request('DELETE', '/orgs/lim-org', outsider.headers)).statusCode).to.equal(403);
-            expect((await request('DELETE', '/orgs/lim-org', owner.headers)).statusCode).to.equal(204);
-            expect((await request('DELETE', '/orgs/lim-org', owner.headers)).statusCode).to.equal(404);
+            await haveOrg('doomed-org', { visibility: 'limited' });
+            expect((await request('DELETE', '/orgs/doomed-org', outsider.headers)).statusCode).to.equal(403);
+            expect((await request('DELETE', '/orgs/doomed-org', owner.headers)).statusCode).to.equal(204);
+            expect((await request('DELETE', '/orgs/doomed-org', owner.headers)).statusCode).to.equal(404);
         });
 
         it("checks the organisation before the body, as Gitea's middleware runs before binding", async () => {
-            const notOwner = await request('PATCH', '/orgs/pub-org', outsider.headers, { visibility: 'bad' });
+            await haveOrg('guard-org');
+            const notOwner = await request('PATCH', '/orgs/guard-org', outsider.headers, { visibility: 'bad' });
             expect(notOwner.statusCode).to.equal(403);
             expect((notOwner.result as { message: string }).message).to.equal('Must be an organization owner');
             const unknown = await request('PATCH', '/orgs/no-such-org', owner.headers, { visibility: 'bad' });
@@ -165,10 +201,14 @@ describe('organizations', () => {
 
     describe('admin', () => {
         it('lists every organisation, whatever its visibility', async () => {
-            const response = await request('GET', '/admin/orgs', admin.headers);
+            await haveOrg('every-pub', { visibility: 'public' });
+            await haveOrg('every-lim', { visibility: 'limited' });
+            await haveOrg('every-priv', { visibility: 'private' });
+            const response = await request('GET', '/admin/orgs?limit=50', admin.headers);
             expect(response.statusCode).to.equal(200);
             expect(swaggerErrors('adminGetAllOrgs', 200, response.result)).to.equal([]);
-            expect(names(response.result)).to.equal(['priv-org', 'pub-org']);
+            expect(names(response.result).filter((name) => name.startsWith('every-'))).to.equal(['every-lim', 'every-priv', 'every-pub']);
+            expect(names(response.result)).to.not.part.include(['root', 'olga', 'otto']);
             expect((await request('GET', '/admin/orgs', owner.headers)).statusCode).to.equal(403);
         });
 
@@ -187,40 +227,46 @@ describe('organizations', () => {
 
     describe('repositories through the deprecated /org/{org}/repos', () => {
         it('lets an owner create a real repository in the organisation (201)', async () => {
-            const response = await request('POST', '/org/pub-org/repos', owner.headers, {
+            await haveOrg('site-org');
+            const response = await request('POST', '/org/site-org/repos', owner.headers, {
                 name: 'Site',
                 auto_init: true,
                 description: 'the site',
             });
             expect(response.statusCode).to.equal(201);
             expect(swaggerErrors('createOrgRepoDeprecated', 201, response.result)).to.equal([]);
-            expect(response.result).to.include({ name: 'Site', full_name: 'pub-org/Site', empty: false });
-            expect(Fs.existsSync(Path.join(context.config.repositoriesDir, 'pub-org', 'site.git', 'HEAD'))).to.be.true();
+            expect(response.result).to.include({ name: 'Site', full_name: 'site-org/Site', empty: false });
+            expect(Fs.existsSync(Path.join(context.config.repositoriesDir, 'site-org', 'site.git', 'HEAD'))).to.be.true();
         });
 
         it('answers 409 for a taken name, 422 for a bad one, 403 to non-owners, 404 for unknown or hidden organisations', async () => {
-            expect((await request('POST', '/org/pub-org/repos', owner.headers, { name: 'site' })).statusCode).to.equal(409);
-            expect((await request('POST', '/org/pub-org/repos', owner.headers, { name: 'bad name' })).statusCode).to.equal(422);
-            const outsiderAttempt = await request('POST', '/org/pub-org/repos', outsider.headers, { name: 'mine' });
+            await haveRepoOrg();
+            await haveOrg('hidden-org', { visibility: 'private' });
+            expect((await request('POST', '/org/repo-org/repos', owner.headers, { name: 'site' })).statusCode).to.equal(409);
+            expect((await request('POST', '/org/repo-org/repos', owner.headers, { name: 'bad name' })).statusCode).to.equal(422);
+            const outsiderAttempt = await request('POST', '/org/repo-org/repos', outsider.headers, { name: 'mine' });
             expect(outsiderAttempt.statusCode).to.equal(403);
             expect((outsiderAttempt.result as { message: string }).message).to.equal(
                 'User is not allowed to create repositories in this organization.',
             );
-            expect((await request('POST', '/org/priv-org/repos', outsider.headers, { name: 'mine' })).statusCode).to.equal(404);
+            expect((await request('POST', '/org/hidden-org/repos', outsider.headers, { name: 'mine' })).statusCode).to.equal(404);
             expect((await request('POST', '/org/no-such-org/repos', owner.headers, { name: 'mine' })).statusCode).to.equal(404);
         });
 
         it('needs both the organization and the repository scopes', async () => {
+            await haveOrg('scope-org');
             const { token } = await tokens(context.server).create(owner.user, 'org-only', ['write:organization']);
-            const response = await request('POST', '/org/pub-org/repos', { authorization: `token ${token}` }, { name: 'scoped' });
+            const response = await request('POST', '/org/scope-org/repos', { authorization: `token ${token}` }, { name: 'scoped' });
             expect(response.statusCode).to.equal(403);
             expect((response.result as { message: string }).message).to.contain('write:repository');
         });
 
         it('refuses to delete an organisation that still owns repositories', async () => {
-            const response = await request('DELETE', '/orgs/pub-org', owner.headers);
+            await haveRepoOrg();
+            const response = await request('DELETE', '/orgs/repo-org', owner.headers);
             expect(response.statusCode).to.equal(422);
             expect((response.result as { message: string }).message).to.contain('repositories');
+            expect((await request('GET', '/orgs/repo-org', owner.headers)).statusCode).to.equal(200);
         });
     });
 
@@ -230,7 +276,7 @@ describe('organizations', () => {
             const api = giteaClient(context.server, owner);
             expect((await api.orgs.orgCreate({ username: 'js-org' })).status).to.equal(201);
             expect((await api.orgs.orgGet('js-org')).data.name).to.equal('js-org');
-            expect((await api.orgs.orgGetAll()).data.map((org) => org.name)).to.include('js-org');
+            expect((await api.orgs.orgGetAll({ limit: 50 })).data.map((org) => org.name)).to.include('js-org');
             expect((await api.orgs.orgEdit('js-org', { description: 'made by gitea-js' })).data.description).to.equal('made by gitea-js');
             expect((await api.orgs.orgDelete('js-org')).status).to.equal(204);
             const adminApi = giteaClient(context.server, admin);

@@ -66,66 +66,82 @@ describe('organization: actions secrets', () => {
     let context: TestServer;
     let owner: TestUser;
     let member: TestUser;
-    let org: UserRow;
-    const seen: string[] = [];
 
     before(async () => {
         context = await createTestServer();
         owner = await createTestUser(context.server, { name: 'olga' });
         member = await createTestUser(context.server, { name: 'mia' });
-        org = await organizations(context.server).create(owner.user, { username: 'acme' }, owner.user);
-        await context.database.knex('org_users').insert({ org_id: org.id, uid: member.user.id, is_public: false });
     });
 
     after(async () => {
         await context.cleanup();
     });
 
+    /** Every answer of every test is held to never showing a secret's value. */
     const request = async (method: string, url: string, payload?: object, headers: Record<string, string> = owner.headers) => {
         const response = await context.server.inject({ method, url: `/api/v1${url}`, payload, headers });
-        seen.push(response.payload, JSON.stringify(response.headers));
+        expect(response.payload).to.not.contain(SECRET_VALUE);
+        expect(JSON.stringify(response.headers)).to.not.contain(SECRET_VALUE);
         return response;
     };
 
+    /** An organisation of olga's, with mia a member who is not an owner: each test has its own, so its secrets are its own. */
+    const makeOrg = async (username: string): Promise<UserRow> => {
+        const org = await organizations(context.server).create(owner.user, { username }, owner.user);
+        await context.database.knex('org_users').insert({ org_id: org.id, uid: member.user.id, is_public: false });
+        return org;
+    };
+
+    const putSecret = async (orgName: string, name: string, payload: object) => {
+        const response = await request('PUT', `/orgs/${orgName}/actions/secrets/${name}`, payload);
+        expect(response.statusCode).to.equal(201);
+    };
+
     it('creates a secret (201), then updates it (204), names being case-insensitive and stored upper-cased', async () => {
-        const created = await request('PUT', '/orgs/acme/actions/secrets/deploy_key', { data: SECRET_VALUE, description: 'for deploys' });
+        const org = await makeOrg('makers');
+        const created = await request('PUT', '/orgs/makers/actions/secrets/deploy_key', { data: SECRET_VALUE, description: 'for deploys' });
         expect(created.statusCode).to.equal(201);
         expect(created.payload).to.equal('');
-        const updated = await request('PUT', '/orgs/acme/actions/secrets/DEPLOY_KEY', { data: `${SECRET_VALUE}-2` });
+        const updated = await request('PUT', '/orgs/makers/actions/secrets/DEPLOY_KEY', { data: `${SECRET_VALUE}-2` });
         expect(updated.statusCode).to.equal(204);
         expect(await secrets(context.server).reveal(org.id, 'Deploy_Key')).to.equal(`${SECRET_VALUE}-2`);
-        const row = await context.database.knex('secrets').where({ owner_id: org.id }).first();
-        expect(row.name).to.equal('DEPLOY_KEY');
-        expect(String(row.data)).to.startWith('v1:');
-        expect(row.data).to.not.contain(SECRET_VALUE);
-        await request('PUT', '/orgs/acme/actions/secrets/deploy_key', { data: SECRET_VALUE, description: 'for deploys' });
+        const rows = await context.database.knex('secrets').where({ owner_id: org.id });
+        expect(rows).to.have.length(1);
+        expect(rows[0].name).to.equal('DEPLOY_KEY');
+        expect(String(rows[0].data)).to.startWith('v1:');
+        expect(rows[0].data).to.not.contain(SECRET_VALUE);
     });
 
     it('refuses bad names (400), missing data (422), and data over 64 KiB (400); truncates long descriptions', async () => {
+        const org = await makeOrg('checkers');
         for (const name of ['1ABC', 'GITEA_TOKEN', 'github_x', 'ci', 'has-dash']) {
-            const refused = await request('PUT', `/orgs/acme/actions/secrets/${name}`, { data: 'x' });
+            const refused = await request('PUT', `/orgs/checkers/actions/secrets/${name}`, { data: 'x' });
             expect(refused.statusCode, name).to.equal(400);
             expect((refused.result as { message: string }).message).to.equal('invalid variable or secret name');
         }
 
         for (const payload of [{}, { data: '' }]) {
-            const missing = await request('PUT', '/orgs/acme/actions/secrets/OK_NAME', payload);
+            const missing = await request('PUT', '/orgs/checkers/actions/secrets/OK_NAME', payload);
             expect(missing.statusCode).to.equal(422);
             expect((missing.result as { message: string }).message).to.equal('[Data]: Required');
         }
 
-        const tooLong = await request('PUT', '/orgs/acme/actions/secrets/BIG', { data: 'x'.repeat(65_537) });
+        const tooLong = await request('PUT', '/orgs/checkers/actions/secrets/BIG', { data: 'x'.repeat(65_537) });
         expect(tooLong.statusCode).to.equal(400);
         expect((tooLong.result as { message: string }).message).to.equal('data too long');
-        expect((await request('PUT', '/orgs/acme/actions/secrets/_', { data: 'y', description: 'é'.repeat(5000) })).statusCode).to.equal(
-            201,
-        );
+        expect(await context.database.knex('secrets').where({ owner_id: org.id })).to.equal([]);
+        expect(
+            (await request('PUT', '/orgs/checkers/actions/secrets/_', { data: 'y', description: 'é'.repeat(5000) })).statusCode,
+        ).to.equal(201);
         const row = await context.database.knex('secrets').where({ owner_id: org.id, name: '_' }).first();
         expect([...String(row.description)]).to.have.length(4096);
     });
 
     it('lists names, descriptions and creation times with paging headers, never values', async () => {
-        const listed = await request('GET', '/orgs/acme/actions/secrets?limit=1');
+        await makeOrg('listers');
+        await putSecret('listers', 'deploy_key', { data: SECRET_VALUE, description: 'for deploys' });
+        await putSecret('listers', 'OTHER_KEY', { data: SECRET_VALUE });
+        const listed = await request('GET', '/orgs/listers/actions/secrets?limit=1');
         expect(listed.statusCode).to.equal(200);
         expect(swaggerErrors('orgListActionsSecrets', 200, listed.result)).to.equal([]);
         expect(listed.headers['x-total-count']).to.equal('2');
@@ -136,26 +152,36 @@ describe('organization: actions secrets', () => {
     });
 
     it('deletes a secret (204), 404 when unknown, 400 for a bad name', async () => {
-        expect((await request('DELETE', '/orgs/acme/actions/secrets/_')).statusCode).to.equal(204);
-        expect((await request('DELETE', '/orgs/acme/actions/secrets/_')).statusCode).to.equal(404);
-        expect((await request('DELETE', '/orgs/acme/actions/secrets/9x')).statusCode).to.equal(400);
+        const org = await makeOrg('deleters');
+        await putSecret('deleters', '_', { data: 'y' });
+        expect((await request('DELETE', '/orgs/deleters/actions/secrets/_')).statusCode).to.equal(204);
+        expect(await context.database.knex('secrets').where({ owner_id: org.id })).to.equal([]);
+        expect((await request('DELETE', '/orgs/deleters/actions/secrets/_')).statusCode).to.equal(404);
+        expect((await request('DELETE', '/orgs/deleters/actions/secrets/9x')).statusCode).to.equal(400);
     });
 
     it('is for owners of the organisation', async () => {
+        const org = await makeOrg('guarded');
+        await putSecret('guarded', 'DEPLOY_KEY', { data: SECRET_VALUE });
         for (const [method, url, payload] of [
-            ['GET', '/orgs/acme/actions/secrets', undefined],
-            ['PUT', '/orgs/acme/actions/secrets/X', { data: 'x' }],
-            ['DELETE', '/orgs/acme/actions/secrets/DEPLOY_KEY', undefined],
+            ['GET', '/orgs/guarded/actions/secrets', undefined],
+            ['PUT', '/orgs/guarded/actions/secrets/X', { data: 'x' }],
+            ['DELETE', '/orgs/guarded/actions/secrets/DEPLOY_KEY', undefined],
         ] as const) {
             const refused = await request(method, url, payload, member.headers);
             expect(refused.statusCode).to.equal(403);
             expect((refused.result as { message: string }).message).to.equal('Must be an organization owner');
         }
 
+        expect(await secrets(context.server).reveal(org.id, 'DEPLOY_KEY')).to.equal(SECRET_VALUE);
+        expect((await context.database.knex('secrets').where({ owner_id: org.id })).map((row) => row.name)).to.equal(['DEPLOY_KEY']);
         expect((await request('GET', '/orgs/nowhere/actions/secrets')).statusCode).to.equal(404);
     });
 
     it('never shows the value in a response or a log line, through the gitea-js client over real HTTP', async () => {
+        await makeOrg('acme');
+        await putSecret('acme', 'deploy_key', { data: SECRET_VALUE, description: 'for deploys' });
+        const seen: string[] = [];
         const running = await startLoggingServer({ DATA_DIR: context.dataDir, DATABASE_URL: context.config.databaseUrl });
         try {
             const api = giteaApi(running.url, { customFetch: fetch, token: owner.token });
