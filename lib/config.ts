@@ -39,6 +39,8 @@ export interface Config {
         settleSeconds: number;
         /** How long pulling one image may take before it is aborted. */
         pullTimeoutSeconds: number;
+        /** What apps' services run on: the Docker engine's containers, or a Docker Swarm's services (DEPLOY_ENGINE). */
+        engine: 'compose' | 'swarm';
         /** Host ports (on 127.0.0.1) given to apps' web services, from this one up. */
         firstHostPort: number;
         /** Folders of recipe files besides the project's own `recipes/` (RECIPES_DIRS). */
@@ -237,6 +239,7 @@ const environmentSchema = Joi.object({
     DEPLOY_HEALTH_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(3600).default(180),
     DEPLOY_SETTLE_SECONDS: Joi.number().integer().min(0).max(300).default(10),
     DEPLOY_PULL_TIMEOUT_SECONDS: Joi.number().integer().min(1).max(86400).default(600),
+    DEPLOY_ENGINE: Joi.string().valid('compose', 'swarm').default('compose'),
     APPS_FIRST_HOST_PORT: Joi.number().integer().min(1024).max(65000).default(20000),
     RECIPES_DIRS: Joi.string().allow('').default(''),
     AUTOLOGIN_ADAPTERS_DIRS: Joi.string().allow('').default(''),
@@ -371,6 +374,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
             healthTimeoutSeconds: value.DEPLOY_HEALTH_TIMEOUT_SECONDS as number,
             settleSeconds: value.DEPLOY_SETTLE_SECONDS as number,
             pullTimeoutSeconds: value.DEPLOY_PULL_TIMEOUT_SECONDS as number,
+            engine: value.DEPLOY_ENGINE as 'compose' | 'swarm',
             firstHostPort: value.APPS_FIRST_HOST_PORT as number,
             recipeDirs: listOf(value.RECIPES_DIRS as string).map((folder) => Path.resolve(folder)),
             autologinAdapterDirs: listOf(value.AUTOLOGIN_ADAPTERS_DIRS as string).map((folder) => Path.resolve(folder)),

@@ -133,8 +133,15 @@ export async function backupApp(context: RunContext, data: BackupFirst, reason: 
             Fs.copyFileSync(siteFile, Path.join(staging, 'site', Path.basename(siteFile)));
         }
 
-        const dumps = data.dump ? [await takeDump(context, docker, plan, data.dump, staging)] : [];
-        const volumes = await volumesOf(docker, plan);
+        // A swarm's volumes live on whichever nodes ran its tasks: what this host has of them is no backup.
+        const onSwarm = context.config.apps.engine === 'swarm';
+        if (onSwarm)
+            context.log(
+                "On a swarm the backup holds the app's folder and site, not its volumes or dumps (they live on the nodes)",
+                'warning',
+            );
+        const dumps = data.dump && !onSwarm ? [await takeDump(context, docker, plan, data.dump, staging)] : [];
+        const volumes = onSwarm ? [] : await volumesOf(docker, plan);
         if (volumes.length > 0) {
             Fs.mkdirSync(Path.join(staging, 'volumes'), { mode: 0o700 });
             await withAppPaused(context, docker, plan, async () => {

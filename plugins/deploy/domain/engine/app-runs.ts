@@ -10,11 +10,14 @@ import { parseCompose } from '../compose/compose-parse.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
 import { hasPlaceholderCertificate } from '../host/certificate-info.ts';
 import { dockerClient } from '../host/docker-client.ts';
-import { ComposeEngine, type UpOutcome } from './compose-engine.ts';
+import { type AppEngine, freshOutcome, type UpOutcome } from './app-engine.ts';
+import { ComposeEngine } from './compose-engine.ts';
+import { SwarmEngine } from './swarm-engine.ts';
 import { type ProjectPlan, planProject } from './compose-plan.ts';
 import { parseEnvFile } from './env-file.ts';
 import { applyAccess, applyMethodAtProvider, checkMethodStep, checkSignInStep, ProviderUndo } from './access-steps.ts';
 import { type FileSnapshot, type RunContext, restoreFile } from './run-context.ts';
+import type { JournalEntry } from './run-journal.ts';
 import { setDnsRecord } from './dns-steps.ts';
 import { checkThroughNginx, ensureCertificateFiles, holdVisitors, testAndReload } from './site-steps.ts';
 
@@ -24,10 +27,14 @@ const GATEWAY = 'GATEWAY';
 const GATEWAY_PLACEHOLDER = `{{${GATEWAY}}}`;
 const INIT_TIMEOUT_MS = 120_000;
 
-export function engineOf(context: RunContext): ComposeEngine {
-    return new ComposeEngine(dockerClient(), context.config.host, context.log, context.mask, async (entry) => {
+/** The engine the app's services run on (DEPLOY_ENGINE): the Docker engine's containers, or a Swarm's services. */
+export function engineOf(context: RunContext): AppEngine {
+    const journal = async (entry: JournalEntry) => {
         await context.journal(entry);
-    });
+    };
+    return context.config.apps.engine === 'swarm'
+        ? new SwarmEngine(dockerClient(), context.config.host, context.log, journal)
+        : new ComposeEngine(dockerClient(), context.config.host, context.log, context.mask, journal);
 }
 
 export function upOptions(context: RunContext) {
@@ -65,14 +72,18 @@ function planOf(context: RunContext, compose: string): ProjectPlan {
  * The compose text with `{{GATEWAY}}` filled: the address nginx's requests reach the app from, known once the app's
  * network exists (made here, recorded in `outcome` so that a failed run removes it).
  */
-async function composeWithGateway(context: RunContext, engine: ComposeEngine, compose: string, outcome: UpOutcome): Promise<string> {
+async function composeWithGateway(context: RunContext, engine: AppEngine, compose: string, outcome: UpOutcome): Promise<string> {
     if (!fillYamlPlaceholders(compose, {}).unfilled.includes(GATEWAY)) {
         return compose;
     }
 
     const gateway = await engine.appNetworkGateway(planOf(context, compose), outcome);
     if (!gateway) {
-        throw new Error(`the app's network has no gateway address to put in ${GATEWAY_PLACEHOLDER}`);
+        const why =
+            context.config.apps.engine === 'swarm'
+                ? ': on a swarm its tasks run on any node, and no one address reaches this host from all'
+                : '';
+        throw new Error(`the app's network has no gateway address to put in ${GATEWAY_PLACEHOLDER}${why}`);
     }
 
     context.log(`${GATEWAY_PLACEHOLDER} is ${gateway}, the gateway of the app's network`);
@@ -80,7 +91,7 @@ async function composeWithGateway(context: RunContext, engine: ComposeEngine, co
 }
 
 /** The recipe's one-time commands; a command that fails fails the run (and so rolls it back). Never logs their text. */
-async function runInitCommands(context: RunContext, engine: ComposeEngine, plan: ProjectPlan): Promise<void> {
+async function runInitCommands(context: RunContext, engine: AppEngine, plan: ProjectPlan): Promise<void> {
     const init = context.data.init;
     if (!init) {
         return;
@@ -123,7 +134,7 @@ export async function deployApp(context: RunContext): Promise<void> {
         context.step = 'files';
         const { composeFile, secretsFile, siteFile, appDir } = context.paths;
         Fs.mkdirSync(appDir, { recursive: true, mode: 0o750 });
-        const started = ComposeEngine.freshOutcome();
+        const started = freshOutcome();
         outcome = started;
         const compose = await composeWithGateway(context, engine, files.compose, started);
         await context.writeFile(snapshots, composeFile, compose, 0o640);

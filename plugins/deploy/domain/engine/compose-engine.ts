@@ -9,39 +9,26 @@ import Fs from 'node:fs';
 import type Docker from 'dockerode';
 
 import type { HostConfig } from '../../../../lib/config.ts';
-import { networkGateway, registryAuth } from '../host/docker-client.ts';
+import { networkGateway } from '../host/docker-client.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { logLines } from '../host/docker-logs.ts';
 import type { JournalEntry } from './run-journal.ts';
 import { type DependencyCondition, type ProjectPlan, type ServicePlan, configHash } from './compose-plan.ts';
 import { crashOf, describeCrash, hasActiveHealthcheck, lastExitCode } from './container-health.ts';
-import { pullImage } from './image-pull.ts';
+import { type PullImagesOptions, imagesAtHand, imagesOf, pullImages } from './image-pull.ts';
+import {
+    type AppEngine,
+    ensureNetworks,
+    type ExecOptions,
+    type ExecResult,
+    execInContainer,
+    freshOutcome,
+    type Log,
+    type UpOptions,
+    type UpOutcome,
+} from './app-engine.ts';
 
-export type Log = (text: string, level?: 'info' | 'warning' | 'error') => void;
-
-export interface UpOutcome {
-    created: string[];
-    kept: string[];
-    /** Containers set aside (stopped, renamed): removed by commit, restored by rollback. */
-    setAside: Array<{ id: string; name: string; wasRunning: boolean }>;
-    createdNetworks: string[];
-    createdVolumes: string[];
-    pulledImages: string[];
-}
-
-export interface UpOptions {
-    /** How long a service may take to become healthy (or running, without a healthcheck). */
-    healthTimeoutMs: number;
-    /** How long each container must stay up, from its start, without exiting or restarting. */
-    settleMs: number;
-    /** Called once, before the first running container is stopped to be replaced (to keep visitors off the app). */
-    beforeReplacing?: () => Promise<void>;
-}
-
-export interface PullImagesOptions {
-    /** How long one image's pull may take before it is aborted. */
-    pullTimeoutMs: number;
-}
+export type { Log, UpOptions, UpOutcome } from './app-engine.ts';
 
 const POLL_MS = 50;
 const SETTLE_POLL_MS = 250;
@@ -49,7 +36,7 @@ const SET_ASIDE_MARK = '-previous-';
 const SET_ASIDE = /-previous-[0-9a-z]+$/;
 const STOP_SECONDS = 10;
 
-export class ComposeEngine {
+export class ComposeEngine implements AppEngine {
     readonly #docker: Docker;
     readonly #host: HostConfig;
     readonly #log: Log;
@@ -86,103 +73,17 @@ export class ComposeEngine {
 
     /** Pulls each image (from its registry, with the configured credentials); an image only the engine has is used as it is. */
     async pullImages(plan: ProjectPlan, options: PullImagesOptions): Promise<{ imageIds: Map<string, string>; pulled: string[] }> {
-        const imageIds = new Map<string, string>();
-        const pulled: string[] = [];
-        for (const image of new Set(plan.services.map((service) => service.image))) {
-            const before = await this.#imageId(image);
-            try {
-                await pullImage(this.#docker, image, {
-                    auth: registryAuth(this.#host, image),
-                    timeoutMs: options.pullTimeoutMs,
-                    log: this.#log,
-                });
-                this.#log(`Pulled ${image}`);
-                if (before === undefined) {
-                    pulled.push(image);
-                }
-            } catch (error) {
-                if (before === undefined) {
-                    throw new Error(`could not pull ${image}: ${(error as Error).message}`);
-                }
-
-                this.#log(`Could not pull ${image} (${(error as Error).message.trim()}); using the image the engine has`, 'warning');
-            }
-
-            imageIds.set(image, (await this.#imageId(image)) as string);
-        }
-
-        return { imageIds, pulled };
+        return await pullImages(this.#docker, this.#host, this.#log, imagesOf(plan), options);
     }
 
     /** The plan's images as the engine has them, pulling only those it lacks: a restore puts back what ran, not a newer tag. */
     async imagesAtHand(plan: ProjectPlan, options: PullImagesOptions): Promise<Map<string, string>> {
-        const imageIds = new Map<string, string>();
-        const missing = new Set<string>();
-        for (const image of new Set(plan.services.map((service) => service.image))) {
-            const id = await this.#imageId(image);
-            if (id === undefined) missing.add(image);
-            else imageIds.set(image, id);
-        }
-
-        if (missing.size > 0) {
-            const lacking = { ...plan, services: plan.services.filter((service) => missing.has(service.image)) };
-            for (const [image, id] of (await this.pullImages(lacking, options)).imageIds) imageIds.set(image, id);
-        }
-
-        return imageIds;
+        return await imagesAtHand(this.#docker, this.#host, this.#log, imagesOf(plan), options);
     }
 
-    async #imageId(image: string): Promise<string | undefined> {
-        try {
-            return (await this.#docker.getImage(image).inspect()).Id;
-        } catch {
-            return undefined;
-        }
-    }
-
-    /**
-     * Runs `sh -c command` in the service's container, with the variables of `environment` set (the values the command
-     * reads: never spliced into its text); answers its exit code and the end of its output.
-     */
-    async execIn(
-        service: ServicePlan,
-        command: string,
-        options: { timeoutMs: number; user?: string; environment?: Record<string, string> },
-    ): Promise<{ exitCode: number | null; output: string }> {
-        const container = this.#docker.getContainer(service.containerName);
-        const exec = await container.exec({
-            Cmd: ['sh', '-c', command],
-            Env: Object.entries(options.environment ?? {}).map(([name, value]) => `${name}=${value}`),
-            AttachStdout: true,
-            AttachStderr: true,
-            Tty: true,
-            ...(options.user ? { User: options.user } : {}),
-        });
-        const stream = await exec.start({ hijack: true, stdin: false, Tty: true });
-        const chunks: Buffer[] = [];
-        await new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(() => {
-                stream.destroy();
-                reject(new Error(`the command did not end within ${options.timeoutMs} ms`));
-            }, options.timeoutMs);
-            stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-            stream.on('end', () => {
-                clearTimeout(timer);
-                resolve();
-            });
-            stream.on('error', (error: Error) => {
-                clearTimeout(timer);
-                reject(error);
-            });
-        });
-        const { ExitCode } = await exec.inspect();
-        const output = Buffer.concat(chunks).toString('utf8').trim().split('\n').slice(-10).join('\n');
-        return { exitCode: ExitCode ?? null, output };
-    }
-
-    /** What `up` has changed so far: nothing yet. */
-    static freshOutcome(): UpOutcome {
-        return { created: [], kept: [], setAside: [], createdNetworks: [], createdVolumes: [], pulledImages: [] };
+    /** Runs `sh -c command` in the service's container, see execInContainer. */
+    async execIn(service: ServicePlan, command: string, options: ExecOptions): Promise<ExecResult> {
+        return await execInContainer(this.#docker.getContainer(service.containerName), command, options);
     }
 
     /**
@@ -201,12 +102,7 @@ export class ComposeEngine {
     }
 
     /** `outcome`: what an earlier step of the same run changed (appNetworkGateway's networks). */
-    async up(
-        plan: ProjectPlan,
-        imageIds: Map<string, string>,
-        options: UpOptions,
-        outcome = ComposeEngine.freshOutcome(),
-    ): Promise<UpOutcome> {
+    async up(plan: ProjectPlan, imageIds: Map<string, string>, options: UpOptions, outcome = freshOutcome()): Promise<UpOutcome> {
         this.#beforeReplacing = options.beforeReplacing;
         try {
             await this.#ensureNetworks(plan, outcome);
@@ -227,29 +123,15 @@ export class ComposeEngine {
     }
 
     async #ensureNetworks(plan: ProjectPlan, outcome: UpOutcome): Promise<void> {
-        for (const network of plan.networks) {
-            const found = await this.#docker.listNetworks({ filters: { name: [network.name] } });
-            if (found.some((candidate) => candidate.Name === network.name)) {
-                continue;
-            }
-
-            if (network.external) {
-                throw new Error(`network ${network.name} is external and does not exist`);
-            }
-
-            await this.#journal({ type: 'network', name: network.name });
-            await this.#docker.createNetwork({
-                Name: network.name,
+        await ensureNetworks(this.#docker, plan, outcome, {
+            journal: this.#journal,
+            log: this.#log,
+            create: (name) => ({
+                Name: name,
                 Driver: 'bridge',
-                Labels: {
-                    [LABEL.project]: plan.project,
-                    [LABEL.network]: network.name.replace(`${plan.project}_`, ''),
-                    [LABEL.managed]: 'true',
-                },
-            });
-            outcome.createdNetworks.push(network.name);
-            this.#log(`Created network ${network.name}`);
-        }
+                Labels: { [LABEL.project]: plan.project, [LABEL.network]: name.replace(`${plan.project}_`, ''), [LABEL.managed]: 'true' },
+            }),
+        });
     }
 
     async #ensureVolumes(plan: ProjectPlan, outcome: UpOutcome): Promise<void> {

@@ -30,6 +30,8 @@ export interface ServicePlan {
     extraNetworks: Array<{ name: string; aliases: string[] }>;
     /** Everything but the config-hash label and the image id, which are added when the image is known. */
     create: Docker.ContainerCreateOptions;
+    /** The compose file's entry it was planned from: a Swarm reads its `deploy:` keys (swarm-plan.ts). */
+    source: ComposeService;
 }
 
 export interface ProjectPlan {
@@ -190,6 +192,7 @@ function planService(name: string, service: ComposeService, input: PlanInput, na
         dependsOn,
         extraNetworks: service.network_mode ? [] : extraNetworks,
         create,
+        source: service,
     };
 }
 

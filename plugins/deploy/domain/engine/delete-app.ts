@@ -19,6 +19,7 @@ import { planFromDisk } from './app-runs.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import type { DeleteOptions, RunContext } from './run-context.ts';
 import { testAndReload } from './site-steps.ts';
+import { SwarmEngine } from './swarm-engine.ts';
 
 export async function deleteApp(context: RunContext): Promise<void> {
     const options = context.data.remove;
@@ -28,6 +29,7 @@ export async function deleteApp(context: RunContext): Promise<void> {
 
     const docker = dockerClient();
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    if (context.config.apps.engine === 'swarm') await removeStack(context, docker);
     const images = await removeContainers(context, docker, options);
     await context.pauseIfAsked('containers-removed');
     await removeSite(context);
@@ -53,6 +55,19 @@ function archivePath(context: RunContext, stamp: string, suffix = ''): string {
 
 function isManaged(labels: Record<string, string> | undefined): boolean {
     return labels?.[LABEL.managed] === 'true';
+}
+
+/** A swarm's services and overlay networks of the app go first: their tasks' containers go with them. */
+async function removeStack(context: RunContext, docker: Docker): Promise<void> {
+    context.step = 'services';
+    const engine = new SwarmEngine(docker, context.config.host, context.log);
+    const services = await engine.stackServices(context.data.app);
+    await engine.down(context.data.app);
+    context.log(
+        services.length > 0
+            ? `Removed ${services.map((service) => service.Spec.Name).join(', ')} from the swarm`
+            : 'No swarm services to remove',
+    );
 }
 
 /** Removes the project's containers; answers the images they ran. */

@@ -5,13 +5,21 @@
  */
 import type Docker from 'dockerode';
 
-import type { Log } from './compose-engine.ts';
+import type { HostConfig } from '../../../../lib/config.ts';
+import { registryAuth } from '../host/docker-client.ts';
+import type { Log } from './app-engine.ts';
+import type { ProjectPlan } from './compose-plan.ts';
 
 interface PullEvent {
     status?: string;
     id?: string;
     error?: string;
     progressDetail?: { current?: number; total?: number };
+}
+
+export interface PullImagesOptions {
+    /** How long one image's pull may take before it is aborted. */
+    pullTimeoutMs: number;
 }
 
 export interface PullOptions {
@@ -120,4 +128,69 @@ function figures(detail: PullEvent['progressDetail']): string {
 
     const megabytes = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
     return ` (${megabytes(detail.current)}${detail.total ? ` of ${megabytes(detail.total)}` : ''})`;
+}
+
+/** The plan's images, each once. */
+export function imagesOf(plan: Pick<ProjectPlan, 'services'>): string[] {
+    return [...new Set(plan.services.map((service) => service.image))];
+}
+
+/** Pulls each image (from its registry, with the configured credentials); an image only the engine has is used as it is. */
+export async function pullImages(
+    docker: Docker,
+    host: HostConfig,
+    log: Log,
+    images: string[],
+    options: PullImagesOptions,
+): Promise<{ imageIds: Map<string, string>; pulled: string[] }> {
+    const imageIds = new Map<string, string>();
+    const pulled: string[] = [];
+    for (const image of images) {
+        const before = await imageId(docker, image);
+        try {
+            await pullImage(docker, image, { auth: registryAuth(host, image), timeoutMs: options.pullTimeoutMs, log });
+            log(`Pulled ${image}`);
+            if (before === undefined) {
+                pulled.push(image);
+            }
+        } catch (error) {
+            if (before === undefined) {
+                throw new Error(`could not pull ${image}: ${(error as Error).message}`);
+            }
+
+            log(`Could not pull ${image} (${(error as Error).message.trim()}); using the image the engine has`, 'warning');
+        }
+
+        imageIds.set(image, (await imageId(docker, image)) as string);
+    }
+
+    return { imageIds, pulled };
+}
+
+/** The images as the engine has them, pulling only those it lacks: a restore puts back what ran, not a newer tag. */
+export async function imagesAtHand(
+    docker: Docker,
+    host: HostConfig,
+    log: Log,
+    images: string[],
+    options: PullImagesOptions,
+): Promise<Map<string, string>> {
+    const imageIds = new Map<string, string>();
+    const missing: string[] = [];
+    for (const image of images) {
+        const id = await imageId(docker, image);
+        if (id === undefined) missing.push(image);
+        else imageIds.set(image, id);
+    }
+
+    for (const [image, id] of (await pullImages(docker, host, log, missing, options)).imageIds) imageIds.set(image, id);
+    return imageIds;
+}
+
+async function imageId(docker: Docker, image: string): Promise<string | undefined> {
+    try {
+        return (await docker.getImage(image).inspect()).Id;
+    } catch {
+        return undefined;
+    }
 }

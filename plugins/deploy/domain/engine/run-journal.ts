@@ -20,6 +20,10 @@ export type JournalEntry =
     | { type: 'set-aside'; id: string; name: string; wasRunning: boolean }
     | { type: 'network'; name: string }
     | { type: 'volume'; name: string }
+    /** A Swarm service about to be made under this name. */
+    | { type: 'service'; name: string }
+    /** A Swarm service about to be updated: undone by Swarm's rollback to its previous spec. */
+    | { type: 'service-update'; id: string; name: string }
     /**
      * An identity-provider object about to be made or updated; `existed`: it was the app's before the run. For forward
      * auth, `forwardAuth` holds what the adapter found before each change it made (rewritten as it goes), so that an

@@ -14,6 +14,7 @@ import { writeFileAtomically } from './run-context.ts';
 import { forgetJournal, type JournalEntry, journalOf } from './run-journal.ts';
 import { putBackDnsRecord } from './dns-steps.ts';
 import { testAndReload } from './site-steps.ts';
+import { SwarmEngine } from './swarm-engine.ts';
 
 export interface Recovery {
     undone: string[];
@@ -103,6 +104,11 @@ async function undoEntry(context: RunContext, docker: Docker, entry: JournalEntr
         case 'network':
             await unlessGone(() => docker.getNetwork(entry.name).remove(), undefined);
             return `removed network ${entry.name}`;
+        case 'service':
+            await unlessGone(() => docker.getService(entry.name).remove(), undefined);
+            return `removed service ${entry.name}`;
+        case 'service-update':
+            return await new SwarmEngine(docker, context.config.host, context.log).rollBackService(entry.id, entry.name);
         case 'access':
             return await undoAccess(context, entry);
         case 'dns':
@@ -158,7 +164,10 @@ function describe(entry: JournalEntry): string {
         case 'container':
         case 'network':
         case 'volume':
+        case 'service':
             return `the ${entry.type} ${entry.name}`;
+        case 'service-update':
+            return `the update of the service ${entry.name}`;
         case 'set-aside':
             return `the previous ${entry.name}`;
         case 'access':
