@@ -4,6 +4,7 @@ import type { LintContext } from './compose-host-paths.ts';
 import { interpolate } from './compose-interpolation.ts';
 import { bindVolumes, foreignResources, HOST_PATH_RULES, secretFiles } from './compose-lint-host.ts';
 import { PRIVILEGE_RULES } from './compose-lint-privileges.ts';
+import { SWARM_RULES } from './compose-lint-swarm.ts';
 import type { ProjectLint, Reporter, ServiceLint, ServiceRule } from './compose-lint-types.ts';
 import { formatPath } from './compose-path.ts';
 import type { ComposePort, ComposeSpec } from './compose-types.ts';
@@ -21,6 +22,7 @@ const SERVICE_RULES: ServiceRule[] = [
     inlineSecrets,
     dataVolumes,
     dependencyConditions,
+    ...SWARM_RULES,
 ];
 
 const PROJECT_RULES: Array<(lint: ProjectLint) => void> = [bindVolumes, secretFiles, foreignResources];

@@ -126,6 +126,27 @@ describe('compose lint: host paths as the deploy resolves them', () => {
         });
     }
 
+    it("judges the deploy: keys a swarm reads: replicas that would share a node's host port, and placement on managers", () => {
+        const swarmFile = (deploy: string, ports = '[{target: 80, published: 8001, host_ip: 127.0.0.1, mode: host}]') =>
+            ['services:', '  web:', '    image: web:1.0', `    ports: ${ports}`, `    deploy: ${deploy}`, ''].join('\n');
+        const swarmFindings = (text: string) =>
+            brief(lintCompose(parseCompose(text), context()).filter((finding) => /replicas|manager/.test(finding.message)));
+        expect(swarmFindings(swarmFile('{replicas: 2}'))).to.equal(warnings('services.web.ports[0]'));
+        const [shared] = lintCompose(parseCompose(swarmFile('{replicas: 3}')), context()).filter((finding) =>
+            finding.message.includes('replicas'),
+        );
+        expect(shared?.message).to.equal(
+            '3 replicas publish port 8001 in host mode: two on one node cannot both bind it, and the second never starts',
+        );
+        expect(swarmFindings(swarmFile('{replicas: 2, placement: {max_replicas_per_node: 1}}'))).to.equal([]);
+        expect(swarmFindings(swarmFile('{replicas: 1}'))).to.equal([]);
+        expect(swarmFindings(swarmFile('{replicas: 2}', '["127.0.0.1:8001:80"]'))).to.equal([]);
+        expect(swarmFindings(swarmFile('{placement: {constraints: ["node.labels.zone == a", "node.role==manager"]}}'))).to.equal(
+            warnings('services.web.deploy.placement.constraints[1]'),
+        );
+        expect(swarmFindings(swarmFile('{placement: {constraints: ["node.role == worker"]}}'))).to.equal([]);
+    });
+
     it('names where a path leads, and keeps the socket advice for the Docker socket', () => {
         const [socket] = lintCompose(parseCompose(fixture('unnormalised-paths.yaml')), context()).filter((finding) =>
             finding.path.endsWith('volumes[3]'),
