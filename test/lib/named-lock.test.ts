@@ -46,7 +46,10 @@ describe('named locks in the database', () => {
 
         expect(most).to.equal(1);
         expect([...list].sort()).to.equal([1, 2, 3, 4, 5, 6]);
-        expect(await context.server.app.knex('named_locks').count({ count: '*' }).first()).to.equal({ count: 0 });
+        // Each holder gave the lock back: no row of this test's lock is left (the other test's locks are its own).
+        expect(await context.server.app.knex('named_locks').where({ name: 'outpost:one' }).count({ count: '*' }).first()).to.equal({
+            count: 0,
+        });
     });
 
     it('gives the lock back when the work throws, and takes over a lease whose holder died', async () => {
@@ -58,6 +61,14 @@ describe('named locks in the database', () => {
         expect(await withNamedLock(knex, 'outpost:two', () => Promise.resolve('taken over'))).to.equal('taken over');
 
         await knex('named_locks').insert({ name: 'outpost:three', holder: 'busy', expires_at: Date.now() + 60_000 });
-        await expect(withNamedLock(knex, 'outpost:three', () => Promise.resolve('never'), { waitMs: 100 })).to.reject(/waited too long/);
+        try {
+            await expect(withNamedLock(knex, 'outpost:three', () => Promise.resolve('never'), { waitMs: 100 })).to.reject(
+                /waited too long/,
+            );
+            expect(await knex('named_locks').where({ name: 'outpost:three' }).select('holder')).to.equal([{ holder: 'busy' }]);
+        } finally {
+            // The busy holder this test made up never gives its lock back: the test does.
+            await knex('named_locks').where({ name: 'outpost:three', holder: 'busy' }).delete();
+        }
     });
 });

@@ -103,16 +103,23 @@ describe('deploy manager: apps as drafts', () => {
     });
 
     it('creates a draft from an image (201) with a compose file and an nginx site of its own', async () => {
-        const response = await editor.post('/api/apps', WIKI);
-        expect(response.status, response.text).to.equal(201);
-        const { app } = response.body as AppBody;
-        expect(app).to.include({ name: 'wiki', domain: 'wiki.localhost', state: 'draft', url: 'https://wiki.localhost/' });
-        expect(app.hostPort).to.equal(20000);
-        expect(app.draft.compose).to.contain('image: ghcr.io/example/wiki:1.2.3');
-        expect(app.draft.compose).to.contain(`127.0.0.1:${app.hostPort}:80`);
-        expect(app.draft.nginx).to.contain('server_name wiki.localhost');
-        const second = await editor.post('/api/apps', { name: 'blog', image: 'nginx' });
-        expect((second.body as AppBody).app.hostPort).to.equal(20001);
+        // On a server of its own: the first app made there takes the first host port, whichever apps the other tests made here.
+        const fresh = await deployTestServer();
+        try {
+            const own = await fresh.signInAs('editor');
+            const response = await own.post('/api/apps', WIKI);
+            expect(response.status, response.text).to.equal(201);
+            const { app } = response.body as AppBody;
+            expect(app).to.include({ name: 'wiki', domain: 'wiki.localhost', state: 'draft', url: 'https://wiki.localhost/' });
+            expect(app.hostPort).to.equal(20000);
+            expect(app.draft.compose).to.contain('image: ghcr.io/example/wiki:1.2.3');
+            expect(app.draft.compose).to.contain(`127.0.0.1:${app.hostPort}:80`);
+            expect(app.draft.nginx).to.contain('server_name wiki.localhost');
+            const second = await own.post('/api/apps', { name: 'blog', image: 'nginx' });
+            expect((second.body as AppBody).app.hostPort).to.equal(20001);
+        } finally {
+            await fresh.context.cleanup();
+        }
     });
 
     it("gives each app the address a visitor opens, with nginx's HTTPS port when it is not 443", async () => {
@@ -375,15 +382,16 @@ describe('deploy manager: apps as drafts', () => {
     });
 
     it('lists the files on disk, masking secret values for viewers', async () => {
-        await haveWiki();
-        const dir = Path.join(server.context.config.apps.appsDir, 'wiki');
+        // An app of its own: files on disk would turn the wiki's previewed creates into updates.
+        expect((await editor.post('/api/apps', { name: 'shelf', image: 'nginx' })).status).to.equal(201);
+        const dir = Path.join(server.context.config.apps.appsDir, 'shelf');
         Fs.mkdirSync(dir, { recursive: true });
         Fs.writeFileSync(Path.join(dir, 'compose.yaml'), 'services: {}\n');
         Fs.writeFileSync(Path.join(dir, 'secrets.env'), 'DB_PASSWORD=hunter2-hunter2\n', { mode: 0o600 });
-        const forEditor = await editor.get('/api/apps/wiki/files');
+        const forEditor = await editor.get('/api/apps/shelf/files');
         const editorFiles = (forEditor.body as { files: Array<{ path: string; content: string }> }).files;
         expect(editorFiles.find((file) => file.path.endsWith('secrets.env'))?.content).to.equal('DB_PASSWORD=hunter2-hunter2\n');
-        const forViewer = await viewer.get('/api/apps/wiki/files');
+        const forViewer = await viewer.get('/api/apps/shelf/files');
         expect(forViewer.text).to.not.contain('hunter2');
         expect(
             (forViewer.body as { files: Array<{ path: string; content: string }> }).files.map((file) => Path.basename(file.path)),

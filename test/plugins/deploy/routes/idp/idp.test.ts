@@ -79,6 +79,8 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
             email: 'alice@example.com',
             groups: ['wiki-editors'],
         });
+        // The group the access test gives its own app: wiki-editors opens no app in the directory test.
+        authentik.addGroup('notes-editors');
         server = await deployTestServer();
         admin = server.admin;
     });
@@ -89,6 +91,11 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
             const connected = await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken });
             expect(connected.status, connected.text).to.equal(200);
         }
+    };
+    /** No provider, as on a server that never connected one: what an earlier test connected is forgotten. */
+    const haveNoConnection = async () => {
+        await server.context.server.app.knex('instance_settings').where('name', 'like', 'idp.%').delete();
+        expect(await storedSettings()).to.equal([]);
     };
     const haveWiki = async () => {
         const created = await admin.post('/api/apps', { name: 'wiki', image: 'example/wiki' });
@@ -101,6 +108,7 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
     });
 
     it('shows no provider before one is connected, and its health as not configured', async () => {
+        await haveNoConnection();
         const shown = await view();
         expect(shown).to.include({ connected: false, kind: 'authentik', url: null, tokenSet: false, outpost: null });
         expect(shown.health.status).to.equal('not-configured');
@@ -111,6 +119,7 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
     });
 
     it('discover names the cause when the URL does not answer, the token is refused, or its user is no administrator', async () => {
+        await haveNoConnection();
         const closed = `http://127.0.0.1:${await freePort()}`;
         const unreachable = await admin.post('/api/admin/idp/discover', { url: closed, token: adminToken });
         expect(unreachable.status).to.equal(422);
@@ -152,6 +161,7 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
     });
 
     it('PUT saves nothing when the provider does not accept the connection, and 422 names the cause', async () => {
+        await haveNoConnection();
         const refused = await admin.put('/api/admin/idp', { url: authentik.url, token: 'wrong' });
         expect(refused.status).to.equal(422);
         expect(refused.text).to.contain('refused the token');
@@ -165,6 +175,8 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
     });
 
     it('PUT connects with a token, picks the embedded outpost and the default flows, and never shows the token', async () => {
+        // From no connection: a saved one's choices would be kept instead of the defaults.
+        await haveNoConnection();
         const response = await admin.put('/api/admin/idp', { url: `${authentik.url}/`, token: adminToken });
         expect(response.status, response.text).to.equal(200);
         expect(response.text).to.not.contain(adminToken);
@@ -247,25 +259,27 @@ describe('deploy manager: connecting the identity provider (authentik)', { timeo
 
     it("saves a draft app's groups for its deploy; an unknown group is a 422 that changes nothing", async () => {
         await haveConnection();
-        await haveWiki();
+        // An app and a group of its own: the directory test expects wiki-editors to open no app.
+        const created = await admin.post('/api/apps', { name: 'notes', image: 'example/notes' });
+        expect(created.status, created.text).to.equal(201);
         const groups = ((await admin.get('/api/idp/groups')).body as { groups: Array<{ pk: string; name: string }> }).groups;
-        const listedEditors = groups.find((group) => group.name === 'wiki-editors') as { pk: string; name: string };
+        const listedEditors = groups.find((group) => group.name === 'notes-editors') as { pk: string; name: string };
         const editors = { pk: listedEditors.pk, name: listedEditors.name };
-        const unknown = await admin.put('/api/apps/wiki/access', {
+        const unknown = await admin.put('/api/apps/notes/access', {
             groups: [editors, { pk: '00000000-0000-4000-8000-000000000000', name: 'ghosts' }],
         });
         expect(unknown.status).to.equal(422);
         expect(unknown.text).to.contain('ghosts');
-        expect(((await admin.get('/api/apps/wiki')).body as { app: { access: { groups: unknown[] } } }).app.access.groups).to.equal([]);
+        expect(((await admin.get('/api/apps/notes')).body as { app: { access: { groups: unknown[] } } }).app.access.groups).to.equal([]);
 
-        const saved = await admin.put('/api/apps/wiki/access', { groups: [{ pk: editors.pk, name: 'stale name' }] });
+        const saved = await admin.put('/api/apps/notes/access', { groups: [{ pk: editors.pk, name: 'stale name' }] });
         expect(saved.status, saved.text).to.equal(200);
-        expect(saved.body).to.equal({ access: { groups: [{ pk: editors.pk, name: 'wiki-editors' }], mode: 'groups', applied: false } });
-        const app = (await admin.get('/api/apps/wiki')).body as { app: { access: { groups: unknown[]; mode: string } } };
-        expect(app.app.access).to.equal({ groups: [{ pk: editors.pk, name: 'wiki-editors' }], mode: 'groups' });
+        expect(saved.body).to.equal({ access: { groups: [{ pk: editors.pk, name: 'notes-editors' }], mode: 'groups', applied: false } });
+        const app = (await admin.get('/api/apps/notes')).body as { app: { access: { groups: unknown[]; mode: string } } };
+        expect(app.app.access).to.equal({ groups: [{ pk: editors.pk, name: 'notes-editors' }], mode: 'groups' });
         const listed = (await admin.get('/api/idp/groups')).body as { groups: Array<{ name: string; apps: string[] }> };
-        expect(listed.groups.find((group) => group.name === 'wiki-editors')?.apps).to.equal(['wiki']);
-        expect((await admin.put('/api/apps/wiki/access', { groups: 'all' })).status).to.equal(422);
+        expect(listed.groups.find((group) => group.name === 'notes-editors')?.apps).to.equal(['notes']);
+        expect((await admin.put('/api/apps/notes/access', { groups: 'all' })).status).to.equal(422);
         expect((await admin.put('/api/apps/nope/access', { groups: [] })).status).to.equal(404);
     });
 

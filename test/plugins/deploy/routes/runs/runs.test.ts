@@ -104,25 +104,50 @@ describe('deploy manager: runs and their live logs', () => {
     });
 
     it("lists an app's runs and shows one with its lines; 404 for another app's run, 401 without a session", async () => {
-        const list = await viewer.get('/api/apps/runner/runs');
+        // An app of its own: the other tests' runs of the runner would change its list.
+        const created = await server.admin.post('/api/apps', { name: 'ledger', image: 'nginx', tag: '1.27' });
+        expect(created.status, created.text).to.equal(201);
+        const first = await startSteps('ledger', { steps: 2, delayMs: 10 });
+        expect((await readEvents(viewer, `/api/runs/${first}/events`)).at(-1)?.event).to.equal('end');
+        const second = await startSteps('ledger', { steps: 4, delayMs: 10, outcome: 'failed' });
+        expect((await readEvents(viewer, `/api/runs/${second}/events`)).at(-1)?.event).to.equal('end');
+
+        const list = await viewer.get('/api/apps/ledger/runs');
         const listed = (list.body as { runs: Array<{ id: number; state: string }> }).runs;
-        expect(listed.length).to.equal(3);
-        const one = await viewer.get(`/api/apps/runner/runs/${listed[0]?.id}`);
+        expect(listed.map((run) => [run.id, run.state])).to.equal([
+            [second, 'failed'],
+            [first, 'succeeded'],
+        ]);
+        const one = await viewer.get(`/api/apps/ledger/runs/${listed[0]?.id}`);
         expect((one.body as { events: unknown[] }).events.length).to.equal(4);
-        expect((await viewer.get(`/api/apps/other/runs/${listed[0]?.id}`)).status).to.equal(404);
+        expect((await viewer.get(`/api/apps/runner/runs/${listed[0]?.id}`)).status).to.equal(404);
         expect((await viewer.get('/api/runs/999999')).status).to.equal(404);
         expect((await fetch(`${server.baseUrl}/api/runs/${listed[0]?.id}/events`)).status).to.equal(401);
     });
 
     it("audits each run's start and end", async () => {
-        const audit = await server.admin.get('/api/admin/audit?action=runs.test&limit=50');
-        expect((audit.body as { total: number }).total).to.equal(3);
-        const ends = await server.admin.get('/api/admin/audit?action=runs.test.end&limit=50');
-        expect((ends.body as { entries: Array<{ outcome: string }> }).entries.map((entry) => entry.outcome).sort()).to.equal([
-            'failure',
-            'success',
-            'success',
-        ]);
+        // Runs of an app of its own, their entries found by it: the other tests' runs are audited alike.
+        for (const data of [
+            { steps: 1, delayMs: 1 },
+            { steps: 1, delayMs: 1, outcome: 'failed' as const },
+            { steps: 1, delayMs: 1 },
+        ]) {
+            const runId = await startSteps('audited', data);
+            expect((await readEvents(viewer, `/api/runs/${runId}/events`)).at(-1)?.event).to.equal('end');
+        }
+
+        const entries = async (action: string) =>
+            (await server.admin.get(`/api/admin/audit?action=${action}&target=audited&limit=50`)).body as {
+                total: number;
+                entries: Array<{ outcome: string }>;
+            };
+        expect((await entries('runs.test')).total).to.equal(3);
+        // A run's end is audited once its end is told: the last one may come a moment after its stream closed.
+        const ends = await waitUntil('the three runs have their end audited', async () => {
+            const found = await entries('runs.test.end');
+            return found.total >= 3 && found;
+        });
+        expect(ends.entries.map((entry) => entry.outcome).sort()).to.equal(['failure', 'success', 'success']);
     });
 
     it('marks runs a stopped server left in progress as interrupted, with an event, and frees the app', async () => {
