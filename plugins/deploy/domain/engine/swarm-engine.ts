@@ -5,6 +5,8 @@
  * Swarm's own rolling update under the service's update configuration; Gatehouse waits until it completed, and a
  * run's rollback is Swarm's own rollback to the previous spec (services the run made are removed).
  */
+import { isDeepStrictEqual } from 'node:util';
+
 import type Docker from 'dockerode';
 
 import type { HostConfig } from '../../../../lib/config.ts';
@@ -38,7 +40,7 @@ type SwarmTask = {
     DesiredState?: string;
     CreatedAt?: string;
     Status?: { State?: string; Err?: string; Message?: string; Timestamp?: string; ContainerStatus?: { ContainerID?: string } };
-    Spec?: { ContainerSpec?: { Image?: string } };
+    Spec?: { ContainerSpec?: { Image?: string }; ForceUpdate?: number };
     Version?: { Index?: number };
 };
 
@@ -199,9 +201,7 @@ export class SwarmEngine implements AppEngine {
             }
 
             const tasks = await this.tasksOf(service.name);
-            const current = tasks.filter(
-                (task) => task.DesiredState === 'running' && task.Spec?.ContainerSpec?.Image === imageOf({ spec: inspect.Spec }),
-            );
+            const current = tasks.filter((task) => task.DesiredState === 'running' && runsSpec(task, inspect.Spec));
             const running = current.filter((task) => task.Status?.State === 'running');
             const wanted = service.replicas ?? (await this.#readyNodeCount());
             const updating = update === 'updating';
@@ -440,6 +440,18 @@ export class SwarmEngine implements AppEngine {
             await this.#removeNetwork(network.Name);
         }
     }
+}
+
+/**
+ * Whether the task was made from the service's current spec: a task is a copy of the task template when it is made,
+ * so an update (a new image, other variables) or a forced restart makes tasks that differ from the running ones.
+ */
+function runsSpec(task: SwarmTask, spec: Docker.CreateServiceOptions): boolean {
+    const template = spec.TaskTemplate as (Docker.ContainerTaskSpec & { ForceUpdate?: number }) | undefined;
+    return (
+        isDeepStrictEqual(task.Spec?.ContainerSpec, template?.ContainerSpec) &&
+        (task.Spec?.ForceUpdate ?? 0) === (template?.ForceUpdate ?? 0)
+    );
 }
 
 function imageOf(service: Pick<StackServicePlan, 'spec'>): string {
