@@ -68,6 +68,24 @@ describe('admin: actions runners, runs and jobs', () => {
         return (response.result as { token: string }).token;
     };
 
+    /** A runner of the test's own, online as registering leaves it, with the labels it declares when given. */
+    const newRunner = async (name: string, labels?: string[]) => {
+        const runner = await registerRunner(context.server, await registrationToken(), name);
+        if (labels) {
+            const declared = await callRunner(context.server, 'Declare', { version: 'v0.2.12', labels }, runner.headers);
+            expect(declared.statusCode).to.equal(200);
+        }
+
+        return runner;
+    };
+
+    const listRunners = async (query = '') =>
+        (await request('GET', `/admin/actions/runners${query}`)).result as { runners: ApiRunner[]; total_count: number };
+
+    /** The runs and jobs the tests list: sam's repository `app` with three runs, made once, by the first test that needs them. */
+    let seeded: Promise<number[]> | undefined;
+    const haveRuns = async () => await (seeded ??= seedRuns(context.server, someone.user, admin.user, 'app'));
+
     describe('registration tokens and the runner protocol', () => {
         it('hands out one active token per scope until it is used', async () => {
             const token = await registrationToken();
@@ -129,8 +147,6 @@ describe('admin: actions runners, runs and jobs', () => {
             expect(await callRunner(context.server, 'Declare', { version: 'v1', labels: tooMany }, runner.headers)).to.equal(refused);
             const fits = tooMany.slice(0, 5000);
             expect((await callRunner(context.server, 'Declare', { version: 'v1', labels: fits }, runner.headers)).statusCode).to.equal(200);
-            // The runners tests below count every runner: this one leaves none behind.
-            await context.database.knex('action_runners').where({ id: runner.id }).delete();
         });
 
         it('pings, registers, declares and fetches (no task yet) as a runner does', async () => {
@@ -169,37 +185,48 @@ describe('admin: actions runners, runs and jobs', () => {
 
     describe('runners', () => {
         it('lists every runner with its status and labels, and filters on disabled', async () => {
+            const before = await listRunners();
+            await newRunner('lister', ['self-hosted', 'linux']);
+            const shelved = await newRunner('lister-shelved');
+            await context.database.knex('action_runners').where({ id: shelved.id }).update({ is_disabled: true });
             const response = await request('GET', '/admin/actions/runners');
             expect(response.statusCode).to.equal(200);
             expect(swaggerErrors('getAdminRunners', 200, response.result)).to.equal([]);
             expect(response.headers['x-total-count']).to.be.undefined();
             const { runners, total_count } = response.result as { runners: ApiRunner[]; total_count: number };
-            expect(total_count).to.equal(2);
-            const builder = runners.find((runner) => runner.name === 'builder');
-            expect(builder).to.include({ status: 'online', busy: false, disabled: false });
-            expect(builder?.labels).to.equal([
+            expect(total_count).to.equal(before.total_count + 2);
+            expect(runners.length).to.equal(total_count);
+            const lister = runners.find((runner) => runner.name === 'lister');
+            expect(lister).to.include({ status: 'online', busy: false, disabled: false });
+            expect(lister?.labels).to.equal([
                 { id: 0, name: 'self-hosted', type: 'custom' },
                 { id: 1, name: 'linux', type: 'custom' },
             ]);
-            const disabled = await request('GET', '/admin/actions/runners?disabled=true');
-            expect((disabled.result as { total_count: number }).total_count).to.equal(0);
+            const disabled = await listRunners('?disabled=true');
+            expect(disabled.total_count).to.equal(before.runners.filter((runner) => runner.disabled).length + 1);
+            expect(disabled.runners.filter((runner) => !runner.disabled)).to.equal([]);
+            expect(disabled.runners.map((runner) => runner.name)).to.include('lister-shelved');
         });
 
         it('derives offline and busy from the last contact', async () => {
             const knex = context.database.knex;
+            const stale = await newRunner('stale');
+            const working = await newRunner('working');
             await knex('action_runners')
-                .where({ name: 'first' })
+                .where({ id: stale.id })
                 .update({ last_online: Date.now() - 120_000 });
-            await knex('action_runners').where({ name: 'builder' }).update({ last_active: Date.now() });
-            const { runners } = (await request('GET', '/admin/actions/runners')).result as { runners: ApiRunner[] };
-            expect(runners.map((runner) => [runner.name, runner.status, runner.busy])).to.equal([
-                ['builder', 'online', true],
-                ['first', 'offline', false],
+            await knex('action_runners').where({ id: working.id }).update({ last_active: Date.now() });
+            const { runners } = await listRunners();
+            const ours = runners.filter((runner) => [stale.id, working.id].includes(runner.id));
+            expect(ours.map((runner) => [runner.name, runner.status, runner.busy])).to.equal([
+                ['working', 'online', true],
+                ['stale', 'offline', false],
             ]);
         });
 
         it('gets, disables and deletes a runner; 400 for a bad id, 404 for an unknown one, 422 without disabled', async () => {
-            const id = (await context.database.knex('action_runners').where({ name: 'first' }).first('id')).id as number;
+            const { id } = await newRunner('retired');
+            const disabledBefore = (await listRunners('?disabled=true')).total_count;
             const got = await request('GET', `/admin/actions/runners/${id}`);
             expect(got.statusCode).to.equal(200);
             expect(swaggerErrors('getAdminRunner', 200, got.result)).to.equal([]);
@@ -208,9 +235,7 @@ describe('admin: actions runners, runs and jobs', () => {
             expect(swaggerErrors('updateAdminRunner', 200, edited.result)).to.equal([]);
             expect((edited.result as ApiRunner).disabled).to.be.true();
             expect((await request('PATCH', `/admin/actions/runners/${id}`, { disabled: true })).statusCode).to.equal(200);
-            expect(((await request('GET', '/admin/actions/runners?disabled=true')).result as { total_count: number }).total_count).to.equal(
-                1,
-            );
+            expect((await listRunners('?disabled=true')).total_count).to.equal(disabledBefore + 1);
             const missing = await request('PATCH', `/admin/actions/runners/${id}`, {});
             expect(missing.statusCode).to.equal(422);
             expect((missing.result as { message: string }).message).to.equal('[Disabled]: Required');
@@ -237,7 +262,7 @@ describe('admin: actions runners, runs and jobs', () => {
 
     describe('runs and jobs', () => {
         before(async () => {
-            await seedRuns(context.server, someone.user, admin.user, 'app');
+            await haveRuns();
         });
 
         it('lists runs newest first with Gitea fields and paging headers', async () => {
@@ -315,6 +340,7 @@ describe('admin: actions runners, runs and jobs', () => {
 
     describe('through the gitea-js client and real HTTP', () => {
         it('calls every admin actions operation', async () => {
+            await haveRuns();
             await context.server.start();
             const call = giteaCaller(context.server, admin.token);
             const token = ((await call('POST', '/admin/actions/runners/registration-token')).data as { token: string }).token;

@@ -55,6 +55,9 @@ const GITEA_DEFAULTS: [name: string, schedule: string][] = [
 ];
 const TASKS = GITEA_DEFAULTS.map(([name]) => name);
 
+/** The file's servers: git_gc_repos on, and cleanup_actions on a schedule of its own. */
+const CRON_ENVIRONMENT = { CRON_GIT_GC_REPOS_ENABLED: 'true', CRON_CLEANUP_ACTIONS_SCHEDULE: '@every 1h' };
+
 /** The tasks whose subject Gatehouse does not have, and a word their recorded reason must name. */
 const ABSENT_SUBJECTS: Record<string, RegExp> = {
     update_mirrors: /mirrors/,
@@ -94,12 +97,14 @@ describe('admin: cron tasks', () => {
     const logged: string[] = [];
 
     before(async () => {
-        context = await createTestServer({ CRON_GIT_GC_REPOS_ENABLED: 'true', CRON_CLEANUP_ACTIONS_SCHEDULE: '@every 1h' });
+        context = await createTestServer(CRON_ENVIRONMENT);
         admin = await createTestUser(context.server, { name: 'root', admin: true });
         context.server.events.on('log', (event) => logged.push(`${event.tags.join(',')} ${String(event.data)}`));
         const owner = await createTestUser(context.server, { name: 'olga' });
         await repositories(context.server).create(owner.user, { name: 'healthy', auto_init: true }, owner.user);
         await repositories(context.server).create(owner.user, { name: 'broken', auto_init: true }, owner.user);
+        // Broken for every test that looks: the health check and git gc find it so, and no test mends or removes it.
+        corruptOneObject(Path.join(context.config.repositoriesDir, 'olga', 'broken.git'));
     });
 
     after(async () => {
@@ -110,24 +115,41 @@ describe('admin: cron tasks', () => {
         await context.server.inject({ method, url: `/api/v1${url}`, headers });
 
     const listed = async (): Promise<ApiCron[]> => (await request('GET', '/admin/cron?limit=50')).result as ApiCron[];
+    const execTimes = async (name: string) => {
+        const task = (await listed()).find((entry) => entry.name === name);
+        expect(task, name).to.exist();
+        return task?.exec_times ?? 0;
+    };
+    const newestExecution = async (task: string) =>
+        await context.database.knex('cron_executions').where({ task }).orderBy('id', 'desc').first();
+    /** The id of the newest execution of any task, or 0: the executions a test makes come after it. */
+    const lastExecutionId = async () => Number((await context.database.knex('cron_executions').max({ id: 'id' }).first())?.id ?? 0);
 
     it("lists Gitea's 28 tasks in its order with its schedules (disabled ones '-'), X-Total-Count and no Link", async () => {
-        const response = await request('GET', '/admin/cron');
-        expect(response.statusCode).to.equal(200);
-        expect(swaggerErrors('adminCronList', 200, response.result)).to.equal([]);
-        expect(response.headers['x-total-count']).to.equal('28');
-        expect(response.headers.link).to.be.undefined();
-        const tasks = response.result as ApiCron[];
-        const overridden: Record<string, string> = { git_gc_repos: '@every 72h', cleanup_actions: '@every 1h' };
-        const expected = GITEA_DEFAULTS.map(([name, schedule]) => [name, overridden[name] ?? schedule]);
-        expect(tasks.map((task) => [task.name, task.schedule])).to.equal(expected);
-        const health = tasks.find((task) => task.name === 'repo_health_check');
-        expect(health).to.include({ prev: '0001-01-01T00:00:00Z', exec_times: 0 });
-        expect(Date.parse(health?.next ?? '')).to.be.above(Date.now());
-        const disabled = tasks.filter((task) => task.schedule === '-');
-        expect(disabled.map((task) => task.next)).to.equal(disabled.map(() => '0001-01-01T00:00:00Z'));
-        const second = await request('GET', '/admin/cron?page=2&limit=5');
-        expect((second.result as ApiCron[]).map((task) => task.name)).to.equal(TASKS.slice(5, 10));
+        // A server of its own: the other tests run the tasks, and this one shows a task that has never run.
+        const fresh = await createTestServer(CRON_ENVIRONMENT);
+        try {
+            const root = await createTestUser(fresh.server, { name: 'root', admin: true });
+            const get = async (url: string) => await fresh.server.inject({ url: `/api/v1${url}`, headers: root.headers });
+            const response = await get('/admin/cron');
+            expect(response.statusCode).to.equal(200);
+            expect(swaggerErrors('adminCronList', 200, response.result)).to.equal([]);
+            expect(response.headers['x-total-count']).to.equal('28');
+            expect(response.headers.link).to.be.undefined();
+            const tasks = response.result as ApiCron[];
+            const overridden: Record<string, string> = { git_gc_repos: '@every 72h', cleanup_actions: '@every 1h' };
+            const expected = GITEA_DEFAULTS.map(([name, schedule]) => [name, overridden[name] ?? schedule]);
+            expect(tasks.map((task) => [task.name, task.schedule])).to.equal(expected);
+            const health = tasks.find((task) => task.name === 'repo_health_check');
+            expect(health).to.include({ prev: '0001-01-01T00:00:00Z', exec_times: 0 });
+            expect(Date.parse(health?.next ?? '')).to.be.above(Date.now());
+            const disabled = tasks.filter((task) => task.schedule === '-');
+            expect(disabled.map((task) => task.next)).to.equal(disabled.map(() => '0001-01-01T00:00:00Z'));
+            const second = await get('/admin/cron?page=2&limit=5');
+            expect((second.result as ApiCron[]).map((task) => task.name)).to.equal(TASKS.slice(5, 10));
+        } finally {
+            await fresh.cleanup();
+        }
     });
 
     it(
@@ -135,6 +157,9 @@ describe('admin: cron tasks', () => {
         { timeout: 240_000 },
         async () => {
             const before = Math.floor(Date.now() / 1000) * 1000;
+            // Other tests run some of these tasks too: this one looks at its own runs.
+            const after = await lastExecutionId();
+            const ranBefore = new Map((await listed()).map((task) => [task.name, task.exec_times]));
             // At once: each runs in a worker of its own, and tasks of different names do not wait for each other.
             const names = Object.keys(ABSENT_SUBJECTS);
             const answers = await Promise.all(names.map((name) => request('POST', `/admin/cron/${name}`)));
@@ -143,6 +168,7 @@ describe('admin: cron tasks', () => {
             const executions = await context.database
                 .knex('cron_executions')
                 .whereIn('task', Object.keys(ABSENT_SUBJECTS))
+                .where('id', '>', after)
                 .select('task', 'cause', 'status', 'message');
             expect(executions.map((execution: { task: string }) => execution.task).sort()).to.equal(Object.keys(ABSENT_SUBJECTS).sort());
             for (const execution of executions) {
@@ -152,7 +178,7 @@ describe('admin: cron tasks', () => {
             }
 
             const shown = (await listed()).filter((task) => task.name in ABSENT_SUBJECTS);
-            expect(shown.map((task) => task.exec_times)).to.equal(shown.map(() => 1));
+            expect(shown.map((task) => task.exec_times)).to.equal(shown.map((task) => (ranBefore.get(task.name) ?? 0) + 1));
             expect(shown.every((task) => Date.parse(task.prev) >= before)).to.be.true();
         },
     );
@@ -194,30 +220,42 @@ describe('admin: cron tasks', () => {
     });
 
     it('runs the health check now (204), which finds the corrupted repository and records it', async () => {
-        corruptOneObject(Path.join(context.config.repositoriesDir, 'olga', 'broken.git'));
+        const knex = context.database.knex;
         const before = Date.now();
+        const ranBefore = await execTimes('repo_health_check');
+        const earlierNotices = await knex('system_notices').pluck('id');
+        const recorded = Number((await knex('repositories').count({ count: '*' }).first())?.count);
         const response = await request('POST', '/admin/cron/repo_health_check');
         expect(response.statusCode).to.equal(204);
-        const notices = await context.database.knex('system_notices').select('type', 'description');
+        const notices = await knex('system_notices').whereNotIn('id', earlierNotices).select('type', 'description');
         expect(notices).to.have.length(1);
         expect(notices[0].type).to.equal(1);
         expect(String(notices[0].description)).to.startWith('Failed to health check repository (olga/broken):');
-        const [execution] = await context.database.knex('cron_executions').where({ task: 'repo_health_check' });
-        expect(execution).to.include({ cause: 'manual', status: 'success', message: 'checked 2 repositories, 1 failed: olga/broken' });
+        expect(await newestExecution('repo_health_check')).to.include({
+            cause: 'manual',
+            status: 'success',
+            message: `checked ${recorded} repositories, 1 failed: olga/broken`,
+        });
         const task = (await listed()).find((entry) => entry.name === 'repo_health_check');
-        expect(task?.exec_times).to.equal(1);
+        expect(task?.exec_times).to.equal(ranBefore + 1);
         expect(Date.parse(task?.prev ?? '')).to.be.at.least(Math.floor(before / 1000) * 1000);
     });
 
     it('records and logs a failing task with its reason, and still answers 204', async () => {
+        const knex = context.database.knex;
+        const earlierLines = logged.length;
+        const earlierNotices = await knex('system_notices').pluck('id');
         expect((await request('POST', '/admin/cron/git_gc_repos')).statusCode).to.equal(204);
-        const [execution] = await context.database.knex('cron_executions').where({ task: 'git_gc_repos' });
+        const execution = await newestExecution('git_gc_repos');
         expect(execution.status).to.equal('failure');
         expect(execution.message).to.contain('olga/broken');
         expect(
-            logged.some((line) => line.startsWith('error,cron') && line.includes('git_gc_repos failed') && line.includes('olga/broken')),
+            logged
+                .slice(earlierLines)
+                .some((line) => line.startsWith('error,cron') && line.includes('git_gc_repos failed') && line.includes('olga/broken')),
         ).to.be.true();
-        const notices = await context.database.knex('system_notices').where({ type: 2 });
+        const notices = await knex('system_notices').where({ type: 2 }).whereNotIn('id', earlierNotices);
+        expect(notices).to.have.length(1);
         expect(String(notices[0].description)).to.startWith('Cron task git_gc_repos failed:');
     });
 
@@ -232,26 +270,31 @@ describe('admin: cron tasks', () => {
             created_at: 1,
             updated_at: 1,
         });
-        Fs.rmSync(Path.join(context.config.repositoriesDir, 'olga', 'broken.git'), { recursive: true });
+        const owner = await createTestUser(context.server, { name: 'vera' });
+        await repositories(context.server).create(owner.user, { name: 'vanished', auto_init: true }, owner.user);
+        Fs.rmSync(Path.join(context.config.repositoriesDir, 'vera', 'vanished.git'), { recursive: true });
         await knex('repositories').where({ lower_name: 'healthy' }).update({ size: 1 });
-        for (const task of [
+        const after = await lastExecutionId();
+        const tasks = [
             'delete_inactive_accounts',
             'delete_missing_repos',
             'check_repo_stats',
             'cleanup_hook_task_table',
             'cleanup_actions',
             'cancel_abandoned_jobs',
-        ]) {
+        ];
+        for (const task of tasks) {
             expect((await request('POST', `/admin/cron/${task}`)).statusCode, task).to.equal(204);
         }
 
         expect(await knex('users').where({ lower_name: 'sleepy' })).to.equal([]);
         const names = await knex('repositories').pluck('lower_name');
         expect(names).to.include('healthy');
-        expect(names).to.not.include('broken');
-        expect(Number((await knex('repositories').first('size')).size)).to.be.above(1);
-        const statuses = await knex('cron_executions').whereNot({ task: 'git_gc_repos' }).pluck('status');
-        expect(new Set(statuses)).to.equal(new Set(['success']));
+        expect(names).to.not.include('vanished');
+        expect(Number((await knex('repositories').where({ lower_name: 'healthy' }).first('size')).size)).to.be.above(1);
+        const executions = await knex('cron_executions').where('id', '>', after).select('task', 'status');
+        expect(executions.map((execution: { task: string }) => execution.task).sort()).to.equal([...tasks].sort());
+        expect(new Set(executions.map((execution: { status: string }) => execution.status))).to.equal(new Set(['success']));
     });
 
     it('deletes webhook deliveries that ended more than 168 hours ago (cleanup_hook_task_table)', async () => {
@@ -291,13 +334,15 @@ describe('admin: cron tasks', () => {
 
     it('does not start a task that is already running (204 at once, no new execution)', async () => {
         const knex = context.database.knex;
+        const ranBefore = await execTimes('cleanup_packages');
+        const after = await lastExecutionId();
         await knex('cron_tasks')
             .insert({ name: 'cleanup_packages', lease_holder: 'elsewhere', lease_expires_at: Date.now() + 60_000 })
             .onConflict('name')
             .merge();
         expect((await request('POST', '/admin/cron/cleanup_packages')).statusCode).to.equal(204);
-        expect(await knex('cron_executions').where({ task: 'cleanup_packages' })).to.equal([]);
-        expect((await listed()).find((task) => task.name === 'cleanup_packages')?.exec_times).to.equal(0);
+        expect(await knex('cron_executions').where({ task: 'cleanup_packages' }).where('id', '>', after)).to.equal([]);
+        expect(await execTimes('cleanup_packages')).to.equal(ranBefore);
     });
 
     it('answers 404 for an unknown task and 403 for non-administrators', async () => {
@@ -310,15 +355,19 @@ describe('admin: cron tasks', () => {
     });
 
     it('keeps its records across a restart, and works through the gitea-js client', async () => {
+        expect((await request('POST', '/admin/cron/update_checker')).statusCode).to.equal(204);
+        const ran = await execTimes('update_checker');
+        expect(ran).to.be.at.least(1);
         const restarted = await createTestServer({}, { dataDir: context.dataDir, database: context.database });
         try {
             await restarted.server.start();
             const api = giteaClient(restarted.server, admin);
             const tasks = (await api.admin.adminCronList({ limit: 50 })).data as ApiCron[];
-            expect(tasks.find((task) => task.name === 'repo_health_check')?.exec_times).to.equal(1);
+            expect(tasks.find((task) => task.name === 'update_checker')?.exec_times).to.equal(ran);
+            const cleared = tasks.find((task) => task.name === 'delete_old_system_notices')?.exec_times ?? 0;
             expect((await api.admin.adminCronRun('delete_old_system_notices')).status).to.equal(204);
             const after = (await api.admin.adminCronList({ limit: 50 })).data as ApiCron[];
-            expect(after.find((task) => task.name === 'delete_old_system_notices')?.exec_times).to.equal(1);
+            expect(after.find((task) => task.name === 'delete_old_system_notices')?.exec_times).to.equal(cleared + 1);
         } finally {
             await restarted.server.stop();
         }
