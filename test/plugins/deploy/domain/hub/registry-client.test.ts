@@ -269,26 +269,28 @@ describe('hub: Docker Hub’s registry flow, against a local registry standing i
     let proxy: RecordingProxy;
     let pushed: PushedIndex;
     let clock = Date.now();
-    let service: HubService;
+    /** A service of its own for each test: its memory (tokens, manifests) starts empty. */
+    let newService: () => HubService;
 
     before(async () => {
         registry = await startLocalRegistry({ tokenAuth: true });
         pushed = await pushMultiPlatformImage(registry, 'library/multi', '1');
         proxy = await startRecordingProxy(registry.baseUrl);
         const realm = registry.token?.realm ?? '';
-        service = new HubService({
-            hubUrl: 'http://127.0.0.1:1',
-            upstream: anywhere,
-            now: () => clock,
-            registry: {
-                // As for docker.io: the challenge is known beforehand and manifest GETs count as pulls.
-                endpointOf: () => ({
-                    baseUrl: `http://${proxy.host}`,
-                    knownChallenge: { realm, service: 'gatehouse-test-registry' },
-                    countsPulls: true,
-                }),
-            },
-        });
+        newService = () =>
+            new HubService({
+                hubUrl: 'http://127.0.0.1:1',
+                upstream: anywhere,
+                now: () => clock,
+                registry: {
+                    // As for docker.io: the challenge is known beforehand and manifest GETs count as pulls.
+                    endpointOf: () => ({
+                        baseUrl: `http://${proxy.host}`,
+                        knownChallenge: { realm, service: 'gatehouse-test-registry' },
+                        countsPulls: true,
+                    }),
+                },
+            });
     });
 
     after(async () => {
@@ -297,6 +299,8 @@ describe('hub: Docker Hub’s registry flow, against a local registry standing i
     });
 
     it('asks for the token first, and for the digest with a HEAD, which costs no pull', async () => {
+        const service = newService();
+        proxy.requests.length = 0;
         const answer = await service.inspect('multi:1');
         expect(answer.digest).to.equal(pushed.index.digest);
         expect(answer.manifest.digest).to.equal(pushed.amd64.digest);
@@ -312,6 +316,8 @@ describe('hub: Docker Hub’s registry flow, against a local registry standing i
     });
 
     it('answers from memory while the tag is fresh, and with one HEAD once it is not', async () => {
+        const service = newService();
+        expect(await service.inspect('multi:1')).to.include({ roundTrips: 4, tokenRequests: 1 });
         proxy.requests.length = 0;
         expect(await service.inspect('docker.io/library/multi:1')).to.include({ roundTrips: 0, tokenRequests: 0 });
         expect(proxy.requests).to.equal([]);
