@@ -21,12 +21,21 @@ interface ApiHook {
 
 const HOOK = { type: 'gitea', config: { url: 'https://hooks.example.com/in', content_type: 'json', secret: 's3cret' } };
 
+/** A system hook with a branch filter and an authorization header, which the edit test finds kept. */
+const SYSTEM_HOOK = {
+    ...HOOK,
+    config: { ...HOOK.config, is_system_webhook: 'true' },
+    events: ['issues', 'repository'],
+    authorization_header: 'Bearer xyz',
+    branch_filter: 'main',
+    active: true,
+};
+
 describe('admin: system and default hooks', () => {
     let context: TestServer;
     let admin: TestUser;
     let user: TestUser;
     let systemId = 0;
-    let defaultId = 0;
 
     before(async () => {
         context = await createTestServer();
@@ -38,18 +47,18 @@ describe('admin: system and default hooks', () => {
         await context.cleanup();
     });
 
-    const request = async (method: string, url: string, headers: object | undefined, payload?: object) =>
-        await context.server.inject({ method, url: `/api/v1${url}`, headers: headers as Record<string, string>, payload });
+    const request = async (method: string, url: string, headers: object | undefined, payload?: object, on = context) =>
+        await on.server.inject({ method, url: `/api/v1${url}`, headers: headers as Record<string, string>, payload });
+
+    /** The system hook the get and edit tests use: made here when the test that makes it has not run. */
+    const haveSystemHook = async () => {
+        if (systemId === 0) {
+            systemId = ((await request('POST', '/admin/hooks', admin.headers, SYSTEM_HOOK)).result as ApiHook).id;
+        }
+    };
 
     it('creates a system hook (201) without ever showing its secret or authorization header', async () => {
-        const response = await request('POST', '/admin/hooks', admin.headers, {
-            ...HOOK,
-            config: { ...HOOK.config, is_system_webhook: 'true' },
-            events: ['issues', 'repository'],
-            authorization_header: 'Bearer xyz',
-            branch_filter: 'main',
-            active: true,
-        });
+        const response = await request('POST', '/admin/hooks', admin.headers, SYSTEM_HOOK);
         expect(response.statusCode).to.equal(201);
         expect(swaggerErrors('adminCreateHook', 201, response.result)).to.equal([]);
         const hook = response.result as ApiHook;
@@ -65,28 +74,39 @@ describe('admin: system and default hooks', () => {
         const response = await request('POST', '/admin/hooks', admin.headers, HOOK);
         expect(response.statusCode).to.equal(201);
         const hook = response.result as ApiHook;
-        defaultId = hook.id;
         expect(hook.active).to.be.false();
         expect(hook.events).to.equal(['push']);
     });
 
     it('lists system hooks by default, default ones or all on request, with paging headers', async () => {
-        const system = await request('GET', '/admin/hooks', admin.headers);
-        expect(system.statusCode).to.equal(200);
-        expect(swaggerErrors('adminListHooks', 200, system.result)).to.equal([]);
-        expect((system.result as ApiHook[]).map((hook) => hook.id)).to.equal([systemId]);
-        expect(system.headers['x-total-count']).to.equal('1');
-        expect(((await request('GET', '/admin/hooks?type=default', admin.headers)).result as ApiHook[]).map((hook) => hook.id)).to.equal([
-            defaultId,
-        ]);
-        const all = await request('GET', '/admin/hooks?type=all&limit=1', admin.headers);
-        expect((all.result as ApiHook[]).map((hook) => hook.id)).to.equal([systemId]);
-        expect(all.headers['x-total-count']).to.equal('2');
-        expect(all.headers.link).to.contain('rel="next"');
-        // Gitea lists the system hooks for any other type, rather than refusing it.
-        const other = await request('GET', '/admin/hooks?type=other', admin.headers);
-        expect(other.statusCode).to.equal(200);
-        expect((other.result as ApiHook[]).map((hook) => hook.id)).to.equal([systemId]);
+        // A server of its own, so that its one system hook and one default hook are all there is.
+        const own = await createTestServer();
+        try {
+            const root = await createTestUser(own.server, { name: 'listroot', admin: true });
+            const made = async (system: boolean) => {
+                const config = { ...HOOK.config, ...(system ? { is_system_webhook: 'true' } : {}) };
+                return ((await request('POST', '/admin/hooks', root.headers, { ...HOOK, config }, own)).result as ApiHook).id;
+            };
+            const systemHook = await made(true);
+            const defaultHook = await made(false);
+            const system = await request('GET', '/admin/hooks', root.headers, undefined, own);
+            expect(system.statusCode).to.equal(200);
+            expect(swaggerErrors('adminListHooks', 200, system.result)).to.equal([]);
+            expect((system.result as ApiHook[]).map((hook) => hook.id)).to.equal([systemHook]);
+            expect(system.headers['x-total-count']).to.equal('1');
+            const defaults = await request('GET', '/admin/hooks?type=default', root.headers, undefined, own);
+            expect((defaults.result as ApiHook[]).map((hook) => hook.id)).to.equal([defaultHook]);
+            const all = await request('GET', '/admin/hooks?type=all&limit=1', root.headers, undefined, own);
+            expect((all.result as ApiHook[]).map((hook) => hook.id)).to.equal([systemHook]);
+            expect(all.headers['x-total-count']).to.equal('2');
+            expect(all.headers.link).to.contain('rel="next"');
+            // Gitea lists the system hooks for any other type, rather than refusing it.
+            const other = await request('GET', '/admin/hooks?type=other', root.headers, undefined, own);
+            expect(other.statusCode).to.equal(200);
+            expect((other.result as ApiHook[]).map((hook) => hook.id)).to.equal([systemHook]);
+        } finally {
+            await own.cleanup();
+        }
     });
 
     it('refuses a bad type, a missing or bad url or content type, and a bad is_system_webhook (422)', async () => {
@@ -108,6 +128,7 @@ describe('admin: system and default hooks', () => {
     });
 
     it('gets one hook (200), 404 for an unknown one', async () => {
+        await haveSystemHook();
         const response = await request('GET', `/admin/hooks/${systemId}`, admin.headers);
         expect(response.statusCode).to.equal(200);
         expect(swaggerErrors('adminGetHook', 200, response.result)).to.equal([]);
@@ -115,6 +136,7 @@ describe('admin: system and default hooks', () => {
     });
 
     it('edits a hook: events replaced, other fields only when given (200); 404 unknown; 422 bad content type', async () => {
+        await haveSystemHook();
         const response = await request('PATCH', `/admin/hooks/${systemId}`, admin.headers, {
             config: { url: 'https://hooks.example.com/moved', content_type: 'form' },
             events: ['issue_comment'],
@@ -142,8 +164,9 @@ describe('admin: system and default hooks', () => {
     });
 
     it('deletes a hook (204), then 404', async () => {
-        expect((await request('DELETE', `/admin/hooks/${defaultId}`, admin.headers)).statusCode).to.equal(204);
-        expect((await request('DELETE', `/admin/hooks/${defaultId}`, admin.headers)).statusCode).to.equal(404);
+        const id = ((await request('POST', '/admin/hooks', admin.headers, HOOK)).result as ApiHook).id;
+        expect((await request('DELETE', `/admin/hooks/${id}`, admin.headers)).statusCode).to.equal(204);
+        expect((await request('DELETE', `/admin/hooks/${id}`, admin.headers)).statusCode).to.equal(404);
     });
 
     it('works through the gitea-js client', async () => {

@@ -110,7 +110,8 @@ describe('admin: create a repository for a user', () => {
     });
 
     it('refuses an existing name, in any case, with 409', async () => {
-        const response = await create('owner1', { name: 'STARTER' });
+        expect((await create('owner1', { name: 'taken' })).statusCode).to.equal(201);
+        const response = await create('owner1', { name: 'TAKEN' });
         expect(response.statusCode).to.equal(409);
         expect((response.result as { message: string }).message).to.equal('The repository with the same name already exists.');
     });
