@@ -26,6 +26,8 @@ import { pathToFileURL } from 'node:url';
 
 import Code from '@hapi/code';
 
+import { seededRandom } from '../test/helpers/seeded-random.ts';
+
 interface LabModule {
     script(options?: object): unknown;
     report(scripts: unknown[], options: object): Promise<{ code: number }>;
@@ -327,18 +329,6 @@ interface RunOptions {
 interface LabExperiment {
     tests: unknown[];
     experiments: LabExperiment[];
-}
-
-/** A small seeded generator (mulberry32): the same seed, the same order. */
-function seededRandom(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6d2b79f5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
 }
 
 function shuffleInPlace(items: unknown[], random: () => number): void {

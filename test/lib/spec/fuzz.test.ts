@@ -17,6 +17,7 @@ import type { JsonSchema } from '../../../lib/spec/schema-to-joi.ts';
 import { GIT_SWAGGER_FILE } from '../../../server.ts';
 import { type DeployTestServer, deployTestServer } from '../../helpers/deploy-session.ts';
 import { createTestUser } from '../../helpers/server.ts';
+import { seededRandom } from '../../helpers/seeded-random.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -27,18 +28,6 @@ const UNREACHABLE_UPSTREAM = 'http://127.0.0.1:9';
 /** Routes that would end the administrator's session, which every later case needs. */
 /** Routes that end the caller's own session: the fuzz signs in once and goes on as that administrator. */
 const SKIPPED = new Set(['POST /api/auth/logout', 'DELETE /api/account/sessions/{id}']);
-
-/** mulberry32: small, fast and the same on every run for the same seed. */
-function generator(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6d2b79f5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-    };
-}
 
 function seedOf(text: string): number {
     let hash = 2_166_136_261;
@@ -334,7 +323,7 @@ describe('fuzz: every route of both APIs, hostile input from an administrator', 
         const findings: Finding[] = [];
         const statuses = new Map<number, number>();
         for (const route of routes) {
-            const random = generator(seedOf(`${route.method} ${route.path}`));
+            const random = seededRandom(seedOf(`${route.method} ${route.path}`));
             for (let index = 0; index < CASES_PER_ROUTE; index += 1) {
                 const { request, response } = await send(route, random);
                 const status = response.statusCode;
