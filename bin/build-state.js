@@ -7,7 +7,19 @@ const ROOT_DIR = Path.resolve(import.meta.dirname, '..');
 export const DIST_DIR = Path.join(ROOT_DIR, 'dist');
 /** When the build started (ms since the epoch), written last: a dist/ without it is not a finished build. */
 export const BUILD_STAMP = Path.join(DIST_DIR, '.built');
-const SOURCES = ['server.ts', 'lib', 'plugins', 'jobs', 'migrations', 'bin', 'tsconfig.json', 'tsconfig.build.json'];
+// The build's own scripts count: what they write into dist/ (the YAML cache, the handler manifest) changes with them.
+const SOURCES = [
+    'server.ts',
+    'lib',
+    'plugins',
+    'jobs',
+    'migrations',
+    'bin',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'scripts/build.ts',
+    'scripts/handler-exports.ts',
+];
 
 /** The latest change among the sources: files, and folders (a file added or removed). */
 function newestSource() {

@@ -2,7 +2,8 @@
  * Builds the server into dist/ with tsc (tsconfig.build.json): server.ts, lib/, plugins/, jobs/, migrations/ and
  * bin/ as JavaScript, their `.ts` import specifiers rewritten to `.js`. Nothing else is copied: the built server
  * reads specs/, assets/, recipes/ and web/dist/ from the project's root (lib/paths.ts); what the build adds is the
- * parsed value of their YAML files, as JSON in dist/yaml/ (lib/yaml-cache.ts), which start reads instead of parsing.
+ * parsed value of their YAML files, as JSON in dist/yaml/ (lib/yaml-cache.ts), which start reads instead of parsing,
+ * and the handler names each route file exports (dist/handler-exports.json), so that start need not import them.
  *
  * `npm run build` (and `prepare`, on npm ci) always builds; `--if-stale` (npm start) builds only when there is no
  * build, or a source file or folder changed after it. tsc writes into a folder of its own, which then replaces
@@ -15,6 +16,7 @@ import { createRequire } from 'node:module';
 import Path from 'node:path';
 
 import { BUILD_STAMP, DIST_DIR, isBuildFresh, isBuilt } from '../bin/build-state.js';
+import { HANDLER_MANIFEST_FILE } from '../lib/spec/handler-manifest.ts';
 import { CACHED_YAML_FOLDERS, EMBEDDED_YAML_FIELDS, writeYamlCache } from '../lib/yaml-cache.ts';
 
 const ROOT_DIR = Path.resolve(import.meta.dirname, '..');
@@ -28,7 +30,7 @@ function typescriptCli(): string | undefined {
     }
 }
 
-function main(): number {
+async function main(): Promise<number> {
     const ifStale = process.argv.includes('--if-stale');
     if (ifStale && isBuildFresh()) {
         return 0;
@@ -54,6 +56,9 @@ function main(): number {
         }
 
         writeYamlCache(ROOT_DIR, CACHED_YAML_FOLDERS, Path.join(staging, 'yaml'), EMBEDDED_YAML_FIELDS);
+        // TypeScript's parser reads the route files' exports: loaded here, as the build may find no TypeScript.
+        const { handlerManifest } = await import('./handler-exports.ts');
+        Fs.writeFileSync(Path.join(staging, HANDLER_MANIFEST_FILE), `${JSON.stringify(handlerManifest(ROOT_DIR))}\n`);
         Fs.writeFileSync(Path.join(staging, Path.basename(BUILD_STAMP)), `${startedAt}\n`);
         if (Fs.existsSync(DIST_DIR)) Fs.renameSync(DIST_DIR, previous);
         Fs.renameSync(staging, DIST_DIR);
@@ -64,4 +69,4 @@ function main(): number {
     }
 }
 
-process.exitCode = main();
+process.exitCode = await main();

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { Lifecycle, Server } from '@hapi/hapi';
 
 import { CODE_EXTENSION } from '../paths.ts';
+import { knownExports } from './handler-manifest.ts';
 
 export type HandlerTable = Map<string, Lifecycle.Method>;
 
@@ -32,13 +33,8 @@ async function handlersIn(files: string[], operationNames: Iterable<string>): Pr
     const table: HandlerTable = new Map();
     const known = new Set(operationNames);
     for (const file of files) {
-        const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
         const where = Path.relative(process.cwd(), file);
-        for (const [name, value] of Object.entries(module)) {
-            if (typeof value !== 'function') {
-                continue;
-            }
-
+        for (const [name, handler] of await handlersOf(file)) {
             if (!known.has(name)) {
                 throw new Error(`${where} exports handler ${name}, which no operation of its spec names`);
             }
@@ -47,11 +43,44 @@ async function handlersIn(files: string[], operationNames: Iterable<string>): Pr
                 throw new Error(`${where} exports handler ${name}, which another handler file already exports`);
             }
 
-            table.set(name, value as Lifecycle.Method);
+            table.set(name, handler);
         }
     }
 
     return table;
+}
+
+/** A file's handlers by name: imported now, or, when the build listed its exports, on the first request. */
+async function handlersOf(file: string): Promise<Array<[string, Lifecycle.Method]>> {
+    const listed = knownExports(file);
+    if (listed) {
+        let module: Promise<Record<string, unknown>> | undefined;
+        return listed.map((name) => [name, loadedOnFirstCall(() => (module ??= importModule(file)), name, file)]);
+    }
+
+    const module = await importModule(file);
+    return Object.entries(module).filter((entry): entry is [string, Lifecycle.Method] => typeof entry[1] === 'function');
+}
+
+async function importModule(file: string): Promise<Record<string, unknown>> {
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+}
+
+/** A handler that imports its module when first called, then calls the function as hapi would have. */
+function loadedOnFirstCall(load: () => Promise<Record<string, unknown>>, name: string, file: string): Lifecycle.Method {
+    let method: Lifecycle.Method | undefined;
+    return async function handler(this: ThisParameterType<Lifecycle.Method>, request, h, error) {
+        if (!method) {
+            const value = (await load())[name];
+            if (typeof value !== 'function') {
+                throw new Error(`${file} no longer exports handler ${name}: build the server again`);
+            }
+
+            method = value as Lifecycle.Method;
+        }
+
+        return await method.call(this, request, h, error);
+    };
 }
 
 export type ServicesSetup = (server: Server) => void | Promise<void>;

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
@@ -8,6 +9,7 @@ import knexFactory from 'knex';
 import YAML from 'yaml';
 
 import { knexConfig } from '../../lib/database.ts';
+import { HANDLER_MANIFEST_FILE, type HandlerManifest } from '../../lib/spec/handler-manifest.ts';
 import { cachedValue, isCachedYaml, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
 import { ROOT_DIR } from '../../server.ts';
 import { freePort, type RunningServer, temporaryDirectory, waitForHealth } from '../helpers/server.ts';
@@ -97,6 +99,18 @@ describe('npm run build', { timeout: 240_000 }, () => {
             const text = Fs.readFileSync(Path.join(ROOT_DIR, file), 'utf8');
             expect(cachedValue(YAML_CACHE_DIR, text), file).to.equal({ value: YAML.parse(text) });
             expect(isCachedYaml(text), file).to.be.true();
+        }
+    });
+
+    it('lists the handlers each route file exports, as importing the file finds them', async () => {
+        const manifest = JSON.parse(Fs.readFileSync(Path.join(ROOT_DIR, 'dist', HANDLER_MANIFEST_FILE), 'utf8')) as HandlerManifest;
+        const routeFiles = Object.keys(manifest);
+        expect(routeFiles).to.include(['plugins/git/routes/admin/users.js', 'plugins/deploy/routes/apps/handlers.js']);
+        for (const file of routeFiles) {
+            const source = Path.join(ROOT_DIR, file.replace(/\.js$/, '.ts'));
+            const module = (await import(pathToFileURL(source).href)) as Record<string, unknown>;
+            const functions = Object.keys(module).filter((name) => typeof module[name] === 'function');
+            expect([...(manifest[file] ?? [])].sort(), file).to.equal(functions.sort());
         }
     });
 
