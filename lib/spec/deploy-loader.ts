@@ -9,6 +9,7 @@ import { validationFailAction } from '../errors.ts';
 import { parseYaml } from '../yaml-cache.ts';
 import { deployOpenApiDocument } from './deploy-openapi.ts';
 import { loadHandlers, setUpDomain } from './handlers.ts';
+import { builtOnFirstUse } from './lazy-schema.ts';
 import { ResponseChecker } from './response-checker.ts';
 import { type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
@@ -119,19 +120,21 @@ export function readDeploySpec(file: string): DeployGroupSpec {
     return value;
 }
 
+/** hapi's validate options from a route's spec; each joi schema is built by the first request it validates. */
 function validationFor(route: DeployRouteSpec, converter: SchemaConverter): RouteOptionsValidate {
     const validate: RouteOptionsValidate = { failAction: validationFailAction };
-    if (route.params) {
-        validate.params = converter.toJoi(route.params);
+    const { params, query, payload } = route;
+    if (params) {
+        validate.params = builtOnFirstUse(() => converter.toJoi(params));
     }
 
-    if (route.query) {
-        validate.query = converter.toJoi(route.query);
+    if (query) {
+        validate.query = builtOnFirstUse(() => converter.toJoi(query));
     }
 
-    if (route.payload) {
-        const payload = converter.toJoi(route.payload);
-        validate.payload = route.payloadType === 'json' ? emptyAsObject(payload) : payload;
+    if (payload) {
+        const schema = builtOnFirstUse(() => converter.toJoi(payload));
+        validate.payload = route.payloadType === 'json' ? emptyAsObject(schema) : schema;
     }
 
     return validate;

@@ -8,6 +8,7 @@ import Joi from 'joi';
 import { validationFailAction } from '../errors.ts';
 import { GiteaBinder } from './gitea-binding.ts';
 import { loadHandlers, setUpDomain } from './handlers.ts';
+import { builtOnFirstUse } from './lazy-schema.ts';
 import { type Definitions, type JsonSchema, SchemaConverter } from './schema-to-joi.ts';
 
 export interface SwaggerParameter extends Omit<JsonSchema, 'required'> {
@@ -134,22 +135,6 @@ function parametersSchema(parameters: SwaggerParameter[], converter: SchemaConve
     }
 
     return Joi.object(keys);
-}
-
-/**
- * A schema that is built when first used. hapi takes any object with a `validate` method as a schema and calls its
- * `validateAsync`; `describe` answers as the schema's own, for whoever lists a route's fields.
- */
-function builtOnFirstUse(build: () => Joi.ObjectSchema): Joi.ObjectSchema {
-    let schema: Joi.ObjectSchema | undefined;
-    const built = () => (schema ??= build());
-    const lazy: Pick<Joi.ObjectSchema, 'validate' | 'validateAsync' | 'describe'> = {
-        validate: (value, options) => built().validate(value, options),
-        validateAsync: (value, options) => built().validateAsync(value, options),
-        describe: () => built().describe(),
-    };
-    // Only these three are ever called on a route's schema (by hapi, and by the tests that list fields).
-    return lazy as Joi.ObjectSchema;
 }
 
 /** A raw body (`/markdown/raw`), which Gitea reads as it comes, whatever its type. */
