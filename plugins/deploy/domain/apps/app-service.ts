@@ -107,14 +107,19 @@ const toApp = rowReader<AppRecord>({
     updatedAt: ['updated_at', cell.number],
 });
 
+let imageCompose: string | undefined;
+
 /** The compose file an app made from an image starts with: one service, published on loopback only. */
-const IMAGE_COMPOSE = writeComposeText({
-    services: { app: { image: '{{IMAGE}}', restart: 'unless-stopped', ports: ['127.0.0.1:{{PORT}}:80'] } },
-});
+function imageComposeTemplate(): string {
+    imageCompose ??= writeComposeText({
+        services: { app: { image: '{{IMAGE}}', restart: 'unless-stopped', ports: ['127.0.0.1:{{PORT}}:80'] } },
+    });
+    return imageCompose;
+}
 
 /** The template (a recipe's, or the image's own) with the image and port filled in as values, never as text. */
 function initialCompose(image: string, tag: string, hostPort: number, template?: Recipe): string {
-    const filled = fillYamlPlaceholders(template?.compose ?? IMAGE_COMPOSE, { IMAGE: `${image}:${tag}`, PORT: String(hostPort) });
+    const filled = fillYamlPlaceholders(template?.compose ?? imageComposeTemplate(), { IMAGE: `${image}:${tag}`, PORT: String(hostPort) });
     return renderCompose(parseCompose(filled.text));
 }
 

@@ -85,7 +85,8 @@ interface EngineError {
 
 export class ResourceStats {
     readonly #server: Server;
-    readonly #docker: Docker;
+    /** Made when first read: dockerode is loaded by the first reading, not by a server that is only set up. */
+    #engine: Docker | undefined;
     /** By container name, which Compose keeps across a redeploy, so that the graph goes on. */
     readonly #rings = new Map<string, ContainerRing>();
     readonly #watchers = new Map<string, Set<(event: SampleEvent) => void>>();
@@ -100,9 +101,14 @@ export class ResourceStats {
     #lastRoundAt: number | undefined;
     #engineError: string | undefined;
 
-    constructor(server: Server, docker: Docker = dockerClient()) {
+    constructor(server: Server, docker?: Docker) {
         this.#server = server;
-        this.#docker = docker;
+        this.#engine = docker;
+    }
+
+    get #docker(): Docker {
+        this.#engine ??= dockerClient();
+        return this.#engine;
     }
 
     get #settings() {
