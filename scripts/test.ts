@@ -7,7 +7,7 @@
  * --coverage (or COVERAGE=1) measures coverage, see runWithCoverage; --jobs <n> (or GATEHOUSE_TEST_JOBS) runs up to n
  * files at once, each in a process of its own, see runInParallel; --fast runs only the files that need neither Docker
  * nor a browser (a file says what it needs in a `// needs: docker, chromium` line near its top; `alone` among its needs
- * runs it with nothing beside it); --id <n> runs only the file's test number n (lab's numbering); --each runs every
+ * runs it with nothing beside it, `exclusive:<thing>` with no other file naming that thing, others beside it); --id <n> runs only the file's test number n (lab's numbering); --each runs every
  * test of the files given alone, each in a process of its own, and names those that fail alone, see runEachAlone;
  * --shuffle [seed] runs the tests of each file (and of each experiment in it) in an order shuffled by the seed, printed
  * so that a failure can be repeated: a test that needs an earlier one to have run fails in some order, at the cost of
@@ -485,6 +485,13 @@ export function fileNeeds(file: string): string[] {
               .filter(Boolean);
 }
 
+/** What a file needs to itself among the files (`exclusive:swarm`): no two files naming the same thing run at once. */
+function exclusiveThings(file: string): string[] {
+    return fileNeeds(file)
+        .filter((need) => need.startsWith('exclusive:'))
+        .map((need) => need.slice('exclusive:'.length));
+}
+
 /** A count of processes from an option or a variable: a whole number of at least 1, else the fallback. */
 function processCount(value: string | undefined, name: string, fallback: number): number {
     if (value === undefined) {
@@ -520,7 +527,12 @@ async function runInParallel(
     const dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 3), jobs);
     const needsDocker = new Set(files.filter((file) => fileNeeds(file).includes('docker')));
     const size = (file: string) => Fs.statSync(file).size;
-    const waiting = [...[...needsDocker].sort((a, b) => size(b) - size(a)), ...files.filter((file) => !needsDocker.has(file))];
+    const held = new Set<string>();
+    const exclusive = new Map(files.map((file) => [file, exclusiveThings(file)]));
+    // A file that holds a thing goes first: the others that need it wait for it, and the rest of the pool meanwhile.
+    const first = (a: string, b: string) => (exclusive.get(b)?.length ?? 0) - (exclusive.get(a)?.length ?? 0) || size(b) - size(a);
+    const waiting = [...[...needsDocker].sort(first), ...files.filter((file) => !needsDocker.has(file)).sort(first)];
+    const free = (file: string) => (exclusive.get(file) ?? []).every((thing) => !held.has(thing));
     const workerCount = Math.min(jobs, files.length);
     console.log(
         `Running ${files.length} files, up to ${workerCount} at once (of the ${needsDocker.size} that need Docker, up to ${dockerJobs}).`,
@@ -540,13 +552,14 @@ async function runInParallel(
                         ? live - idle.length === 0
                             ? aloneIndex
                             : -1
-                        : waiting.findIndex((file) => dockerRunning < dockerJobs || !needsDocker.has(file));
+                        : waiting.findIndex((file) => (dockerRunning < dockerJobs || !needsDocker.has(file)) && free(file));
                 if (index < 0) {
                     break;
                 }
 
                 const [file] = waiting.splice(index, 1) as [string];
                 dockerRunning += needsDocker.has(file) ? 1 : 0;
+                exclusive.get(file)?.forEach((thing) => held.add(thing));
                 aloneRunning = alone.has(file);
                 (idle.pop() as TestWorker).run(file);
             }
@@ -560,6 +573,7 @@ async function runInParallel(
             const worker = new TestWorker(options, {
                 finished: (file, outcome) => {
                     dockerRunning -= needsDocker.has(file) ? 1 : 0;
+                    exclusive.get(file)?.forEach((thing) => held.delete(thing));
                     aloneRunning &&= !alone.has(file);
                     add(file, outcome);
                     if (worker.alive) {

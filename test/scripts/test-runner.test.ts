@@ -145,6 +145,19 @@ describe('scripts/test.ts', () => {
         }
     });
 
+    it('runs the files that name one exclusive thing one at a time, and others beside them', () => {
+        const marks = temporaryDirectory('gatehouse-runner-');
+        try {
+            const files = ['exclusive-one', 'exclusive-two', 'beside-pair'].map((name) =>
+                Path.join('test', 'fixtures', 'runner', 'parallel', `${name}.ts`),
+            );
+            const result = runner(['--jobs', '3', ...files], { GATEHOUSE_RUNNER_FIXTURE_DIR: marks });
+            expect(result.closing, result.output).to.equal('Tests: 3 passed, 0 failed, 0 skipped');
+        } finally {
+            Fs.rmSync(marks, { recursive: true, force: true });
+        }
+    });
+
     it('runs a file that needs to be alone with nothing beside it', () => {
         const marks = temporaryDirectory('gatehouse-runner-');
         try {
