@@ -53,7 +53,9 @@ export type ObjectKind = 'secret' | 'config';
  * value, which `read` answers (a file of the app's folder, or a variable of the secrets file). Read only when asked,
  * so that compose mode, which does not ask, works as it did with whatever the entries say.
  */
-export type DeclaredObject = { kind: ObjectKind; key: string } & ({ external: string } | { read: () => Buffer });
+export type DeclaredObject = { kind: ObjectKind; key: string } & (
+    { external: string } | { read: () => Buffer; fingerprint: (value: Buffer) => string }
+);
 
 export interface PlanInput {
     project: string;
@@ -61,6 +63,11 @@ export interface PlanInput {
     composeFile: string;
     /** The values `${VAR}` takes (the app's secrets). */
     values: Record<string, string>;
+    /**
+     * The key a secret's or config's name is made with from its value (an HMAC, objectNameKey): the name changes
+     * with the value, as a Swarm's objects cannot, without telling the value to whoever reads the names.
+     */
+    objectKey: Buffer;
 }
 
 export class PlanError extends Error {}
@@ -117,6 +124,7 @@ function declaredObject(kind: ObjectKind, key: string, entry: unknown, input: Pl
     return {
         kind,
         key,
+        fingerprint: (value) => Crypto.createHmac('sha256', input.objectKey).update(value).digest('hex'),
         read: () => {
             if (typeof file === 'string') return readObjectFile(at, hostPathOf(interpolate(file, input.values), input.workingDir));
             if (typeof environment === 'string') return valueOfVariable(at, environment, input.values);

@@ -106,7 +106,7 @@ function planObject(project: string, object: DeclaredObject): StackObjectPlan {
     }
 
     const data = object.read();
-    const name = `${project}_${key}_${Crypto.createHash('sha256').update(data).digest('hex').slice(0, 12)}`;
+    const name = `${project}_${key}_${object.fingerprint(data).slice(0, 12)}`;
     if (name.length > OBJECT_NAME_MAX) {
         throw new PlanError(`${kind}s.${key}: the Swarm ${kind} would be named ${name}, longer than Swarm's ${OBJECT_NAME_MAX} characters`);
     }

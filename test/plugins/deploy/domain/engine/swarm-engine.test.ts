@@ -1,4 +1,5 @@
 // needs: docker, alone
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -20,6 +21,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const APP = 'swarmshop';
+const OBJECT_KEY = Crypto.randomBytes(32);
 const ONE = 'gatehouse-test/swarm-web:1';
 const TWO = 'gatehouse-test/swarm-web:2';
 const OPTIONS = { healthTimeoutMs: 90_000, settleMs: 2_000 };
@@ -52,6 +54,7 @@ function planOf(
         workingDir: app.dir,
         composeFile: `${app.dir}/compose.yaml`,
         values: app.values,
+        objectKey: OBJECT_KEY,
     });
 }
 

@@ -19,7 +19,13 @@ const { expect } = Code;
 function stackOf(lines: string[], values: Record<string, string> = {}, workingDir = '/srv/shop'): StackPlan {
     const text = [...lines, ''].join('\n');
     const spec = parseCompose(text);
-    const plan = planProject(spec, { project: 'shop', workingDir, composeFile: `${workingDir}/compose.yaml`, values });
+    const plan = planProject(spec, {
+        project: 'shop',
+        workingDir,
+        composeFile: `${workingDir}/compose.yaml`,
+        values,
+        objectKey: OBJECT_KEY,
+    });
     return planStack(plan);
 }
 
@@ -27,6 +33,7 @@ function containerSpec(spec: Docker.CreateServiceOptions): NonNullable<Docker.Co
     return (spec.TaskTemplate as Docker.ContainerTaskSpec).ContainerSpec ?? {};
 }
 
+const OBJECT_KEY = Crypto.randomBytes(32);
 const WEB = ['services:', '  web:', '    image: registry.example/web:1.2', '    ports: ["127.0.0.1:8001:80"]'];
 
 describe('deploy engine: a compose file as a Swarm stack', () => {
@@ -172,7 +179,8 @@ describe('deploy engine: a compose file as a Swarm stack', () => {
             return stackOf([...WEB, ...serviceLines, ...DECLARED], values, appDir);
         }
 
-        const shortHash = (value: string) => Crypto.createHash('sha256').update(value).digest('hex').slice(0, 12);
+        // Keyed with the server's key: a name tells nothing of a short value to whoever reads it without the key.
+        const shortHash = (value: string) => Crypto.createHmac('sha256', OBJECT_KEY).update(value).digest('hex').slice(0, 12);
 
         it('makes a secret of a variable of the secrets file and a config of a file of the app folder, each named by its value', () => {
             const stack = withSecrets(['    secrets: [db_password]', '    configs: [app_conf]']);
@@ -257,7 +265,13 @@ describe('deploy engine: a compose file as a Swarm stack', () => {
 
         it('leaves a compose-mode plan alone: its secrets are read only by a Swarm plan', () => {
             const spec = parseCompose([...WEB, '    secrets: [gone]', 'secrets:', '  gone: {file: ./not-there}', ''].join('\n'));
-            const plan = planProject(spec, { project: 'shop', workingDir: appDir, composeFile: `${appDir}/compose.yaml`, values: {} });
+            const plan = planProject(spec, {
+                project: 'shop',
+                workingDir: appDir,
+                composeFile: `${appDir}/compose.yaml`,
+                values: {},
+                objectKey: OBJECT_KEY,
+            });
             expect(plan.services[0]?.create.Env).to.equal([]);
             expect(() => planStack(plan)).to.throw(/secrets\.gone\.file: .* is not a file/);
         });
