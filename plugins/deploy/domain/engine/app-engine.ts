@@ -6,7 +6,7 @@
  */
 import type Docker from 'dockerode';
 
-import type { ProjectPlan, ServicePlan } from './compose-plan.ts';
+import type { ObjectKind, ProjectPlan, ServicePlan } from './compose-plan.ts';
 import type { PullImagesOptions } from './image-pull.ts';
 import type { JournalEntry } from './run-journal.ts';
 
@@ -22,9 +22,20 @@ export interface UpOutcome {
     updatedServices: string[];
     /** Swarm services of the app that the plan no longer has: removed by commit. */
     orphanServices: string[];
+    /** Swarm secrets and configs the up made: removed by a rollback. */
+    createdObjects: SwarmObject[];
+    /** The app's Swarm secrets and configs that the plan no longer has: removed by commit, once no service mounts them. */
+    orphanObjects: SwarmObject[];
     createdNetworks: string[];
     createdVolumes: string[];
     pulledImages: string[];
+}
+
+/** A Swarm secret or config. */
+export interface SwarmObject {
+    kind: ObjectKind;
+    id: string;
+    name: string;
 }
 
 export interface UpOptions {
@@ -75,6 +86,8 @@ export function freshOutcome(): UpOutcome {
         setAside: [],
         updatedServices: [],
         orphanServices: [],
+        createdObjects: [],
+        orphanObjects: [],
         createdNetworks: [],
         createdVolumes: [],
         pulledImages: [],

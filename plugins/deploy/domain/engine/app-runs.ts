@@ -3,8 +3,10 @@
  * update, restart/stop/start, delete. A deploy that fails anywhere is undone: files put back, previous
  * containers back, nginx configuration restored and valid; the run says what it undid.
  */
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 
+import { loadMasterKey } from '../../../../lib/crypto.ts';
 import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
 import { parseCompose } from '../compose/compose-parse.ts';
 import { siteHasTls } from '../nginx/site-model.ts';
@@ -55,6 +57,7 @@ export function planFromDisk(context: RunContext): ProjectPlan {
         workingDir: appDir,
         composeFile,
         values,
+        objectKey: objectNameKey(context),
     });
 }
 
@@ -65,7 +68,14 @@ function planOf(context: RunContext, compose: string): ProjectPlan {
         workingDir: appDir,
         composeFile,
         values: context.data.values ?? {},
+        objectKey: objectNameKey(context),
     });
+}
+
+/** The key that names a swarm's secrets and configs after their values: the server's own, derived for this use. */
+function objectNameKey(context: RunContext): Buffer {
+    const masterKey = loadMasterKey(context.config.dataDir, context.config.masterKey);
+    return Crypto.createHmac('sha256', masterKey).update('swarm object names').digest();
 }
 
 /**

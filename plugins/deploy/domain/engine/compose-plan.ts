@@ -12,6 +12,7 @@ import type Docker from 'dockerode';
 import { describePort, describeVolume } from '../compose/compose-entries.ts';
 import { interpolate } from '../compose/compose-interpolation.ts';
 import type { ComposeDependency, ComposeHealthcheck, ComposeService, ComposeSpec } from '../compose/compose-types.ts';
+import { isPlainObject } from '../compose/shape-reader.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { parseEnvFile, splitCommand } from './env-file.ts';
 
@@ -41,7 +42,20 @@ export interface ProjectPlan {
     volumes: Array<{ name: string; external: boolean }>;
     /** In start order: every service after the services it depends on. */
     services: ServicePlan[];
+    /** The top-level secrets and configs: a Swarm makes them (swarm-plan.ts); containers of compose mode use none. */
+    objects: DeclaredObject[];
 }
+
+export type ObjectKind = 'secret' | 'config';
+
+/**
+ * A top-level secret or config: an existing object of a Swarm found by its name (`external`), or one made from its
+ * value, which `read` answers (a file of the app's folder, or a variable of the secrets file). Read only when asked,
+ * so that compose mode, which does not ask, works as it did with whatever the entries say.
+ */
+export type DeclaredObject = { kind: ObjectKind; key: string } & (
+    { external: string } | { read: () => Buffer; fingerprint: (value: Buffer) => string }
+);
 
 export interface PlanInput {
     project: string;
@@ -49,6 +63,11 @@ export interface PlanInput {
     composeFile: string;
     /** The values `${VAR}` takes (the app's secrets). */
     values: Record<string, string>;
+    /**
+     * The key a secret's or config's name is made with from its value (an HMAC, objectNameKey): the name changes
+     * with the value, as a Swarm's objects cannot, without telling the value to whoever reads the names.
+     */
+    objectKey: Buffer;
 }
 
 export class PlanError extends Error {}
@@ -80,7 +99,62 @@ export function planProject(spec: ComposeSpec, input: PlanInput): ProjectPlan {
         networks: networks.map(({ name, external }) => ({ name, external })),
         volumes: volumes.map(({ name, external }) => ({ name, external })),
         services,
+        objects: declaredObjects(spec, input),
     };
+}
+
+function declaredObjects(spec: ComposeSpec, input: PlanInput): DeclaredObject[] {
+    return (['secret', 'config'] as const).flatMap((kind) => {
+        const entries = spec.extra?.[`${kind}s`];
+        return Object.entries(isPlainObject(entries) ? entries : {}).map(([key, entry]) => declaredObject(kind, key, entry, input));
+    });
+}
+
+function declaredObject(kind: ObjectKind, key: string, entry: unknown, input: PlanInput): DeclaredObject {
+    const at = `${kind}s.${key}`;
+    const declared = isPlainObject(entry) ? entry : {};
+    const external = declared.external as boolean | { name?: string } | undefined;
+    if (isExternal(external)) {
+        const legacyName = typeof external === 'object' ? external.name : undefined;
+        const name = typeof declared.name === 'string' ? declared.name : (legacyName ?? key);
+        return { kind, key, external: interpolate(name, input.values) };
+    }
+
+    const { file, environment } = declared;
+    return {
+        kind,
+        key,
+        fingerprint: (value) => Crypto.createHmac('sha256', input.objectKey).update(value).digest('hex'),
+        read: () => {
+            if (typeof file === 'string') return readObjectFile(at, hostPathOf(interpolate(file, input.values), input.workingDir));
+            if (typeof environment === 'string') return valueOfVariable(at, environment, input.values);
+            throw new PlanError(
+                `${at}: give file: (a file of the app's folder), environment: (a variable of the secrets file) or external: true`,
+            );
+        },
+    };
+}
+
+function readObjectFile(at: string, path: string): Buffer {
+    if (!Fs.existsSync(path) || !Fs.statSync(path).isFile()) {
+        throw new PlanError(`${at}.file: ${path} is not a file`);
+    }
+
+    return Fs.readFileSync(path);
+}
+
+function valueOfVariable(at: string, variable: string, values: Record<string, string>): Buffer {
+    const value = values[variable];
+    if (value === undefined) {
+        throw new PlanError(`${at}.environment: ${variable} is not in the app's secrets file`);
+    }
+
+    return Buffer.from(value);
+}
+
+/** A host path (`./x`, `~/x`; its variables substituted) from the app's folder. */
+function hostPathOf(path: string, workingDir: string): string {
+    return Path.resolve(workingDir, path.replace(/^~(?=\/)/, process.env.HOME ?? '~'));
 }
 
 function isExternal(external: boolean | { name?: string } | undefined): boolean {
@@ -279,7 +353,7 @@ function mountsOf(service: ComposeService, input: PlanInput, volumeName: (key: s
     return (service.volumes ?? []).map((volume) => {
         const description = describeVolume(volume, input.values);
         if (description.type === 'bind') {
-            const source = Path.resolve(input.workingDir, (description.source ?? '').replace(/^~(?=\/)/, process.env.HOME ?? '~'));
+            const source = hostPathOf(description.source ?? '', input.workingDir);
             return { Type: 'bind', Source: source, Target: description.target, ReadOnly: description.readOnly };
         }
 

@@ -24,6 +24,8 @@ export type JournalEntry =
     | { type: 'service'; name: string }
     /** A Swarm service about to be updated: undone by Swarm's rollback to its previous spec. */
     | { type: 'service-update'; id: string; name: string }
+    /** A Swarm secret or config about to be made under this name (never with its value). */
+    | { type: 'swarm-object'; kind: 'secret' | 'config'; name: string }
     /**
      * An identity-provider object about to be made or updated; `existed`: it was the app's before the run. For forward
      * auth, `forwardAuth` holds what the adapter found before each change it made (rewritten as it goes), so that an

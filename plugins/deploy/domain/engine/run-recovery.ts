@@ -15,6 +15,7 @@ import { forgetJournal, type JournalEntry, journalOf } from './run-journal.ts';
 import { putBackDnsRecord } from './dns-steps.ts';
 import { testAndReload } from './site-steps.ts';
 import { SwarmEngine } from './swarm-engine.ts';
+import { removeObject } from './swarm-objects.ts';
 
 export interface Recovery {
     undone: string[];
@@ -109,6 +110,9 @@ async function undoEntry(context: RunContext, docker: Docker, entry: JournalEntr
             return `removed service ${entry.name}`;
         case 'service-update':
             return await new SwarmEngine(docker, context.config.host, context.log).rollBackService(entry.id, entry.name);
+        case 'swarm-object':
+            await removeObject(docker, entry.kind, entry.name);
+            return `removed the ${entry.kind} ${entry.name}`;
         case 'access':
             return await undoAccess(context, entry);
         case 'dns':
@@ -168,6 +172,8 @@ function describe(entry: JournalEntry): string {
             return `the ${entry.type} ${entry.name}`;
         case 'service-update':
             return `the update of the service ${entry.name}`;
+        case 'swarm-object':
+            return `the ${entry.kind} ${entry.name}`;
         case 'set-aside':
             return `the previous ${entry.name}`;
         case 'access':

@@ -1,9 +1,10 @@
 /**
  * Brings a stack plan up on a Docker Swarm through dockerode, as `docker stack deploy` would, and waits for it as
  * `docker stack deploy` does not: overlay networks, then each service in dependency order (a service waits for the
- * services it depends on to have their replicas running, or healthy), created or updated in place. An update is
- * Swarm's own rolling update under the service's update configuration; Gatehouse waits until it completed, and a
- * run's rollback is Swarm's own rollback to the previous spec (services the run made are removed).
+ * services it depends on to have their replicas running, or healthy), created or updated in place; the secrets and
+ * configs they mount are made first (swarm-objects.ts). An update is Swarm's own rolling update under the service's
+ * update configuration; Gatehouse waits until it completed, and a run's rollback is Swarm's own rollback to the
+ * previous spec (services, secrets and configs the run made are removed).
  */
 import { isDeepStrictEqual } from 'node:util';
 
@@ -26,7 +27,8 @@ import {
 import type { DependencyCondition, ProjectPlan, ServicePlan } from './compose-plan.ts';
 import { type PullImagesOptions, imagesAtHand, imagesOf, pullImages } from './image-pull.ts';
 import type { JournalEntry } from './run-journal.ts';
-import { planStack, STACK_LABEL, stackServiceName, type StackPlan, type StackServicePlan } from './swarm-plan.ts';
+import { ensureObjects, mountedObjectIds, removeIfPresent, removeObject, stackObjects, withObjectIds } from './swarm-objects.ts';
+import { planStack, STACK_LABEL, stackLabels, stackServiceName, type StackPlan, type StackServicePlan } from './swarm-plan.ts';
 
 const POLL_MS = 250;
 const ROLLBACK_TIMEOUT_MS = 120_000;
@@ -100,10 +102,11 @@ export class SwarmEngine implements AppEngine {
         try {
             const plan = planStack(project);
             await this.#ensureNetworks(plan, outcome);
+            const objectIds = await this.#ensureObjects(plan, outcome);
             const existing = await this.stackServices(plan.project);
             for (const service of plan.services) {
                 await this.#waitForDependencies(plan, service, options);
-                await this.#upService(service, existing, outcome);
+                await this.#upService({ ...service, spec: withObjectIds(service.spec, objectIds) }, existing, outcome);
             }
 
             const names = new Set(plan.services.map((service) => service.name));
@@ -128,9 +131,17 @@ export class SwarmEngine implements AppEngine {
                 Name: name,
                 Driver: 'overlay',
                 Attachable: true,
-                Labels: { [STACK_LABEL]: plan.project, [LABEL.project]: plan.project, [LABEL.managed]: 'true' },
+                Labels: stackLabels(plan.project),
             }),
         });
+    }
+
+    /** The plan's secrets and configs, made when missing; the app's others are the plan's no more (see commit). */
+    async #ensureObjects(plan: StackPlan, outcome: UpOutcome): Promise<Map<string, string>> {
+        const ids = await ensureObjects(this.#docker, plan.objects, outcome, { journal: this.#journal, log: this.#log });
+        const planned = new Set(plan.objects.map((object) => object.name));
+        outcome.orphanObjects = (await stackObjects(this.#docker, plan.project)).filter((object) => !planned.has(object.name));
+        return ids;
     }
 
     async #upService(service: StackServicePlan, existing: SwarmService[], outcome: UpOutcome): Promise<void> {
@@ -264,10 +275,21 @@ export class SwarmEngine implements AppEngine {
         }
     }
 
-    /** The deploy succeeded: services the plan no longer has are removed. */
+    /** The deploy succeeded: services the plan no longer has are removed, and the older secrets and configs no service mounts. */
     async commit(outcome: UpOutcome): Promise<void> {
         for (const id of outcome.orphanServices) {
-            await this.#removeIfPresent(this.#docker.getService(id));
+            await removeIfPresent(this.#docker.getService(id));
+        }
+
+        const mounted = await mountedObjectIds(this.#docker);
+        for (const object of outcome.orphanObjects.filter((orphan) => !mounted.has(orphan.id))) {
+            // Left over, it harms nothing: not worth undoing a deploy that succeeded.
+            try {
+                await removeObject(this.#docker, object.kind, object.id);
+                this.#log(`Removed the ${object.kind} ${object.name}, which no service mounts any more`);
+            } catch (error) {
+                this.#log(`Kept the ${object.kind} ${object.name}: ${(error as Error).message}`, 'warning');
+            }
         }
     }
 
@@ -292,7 +314,11 @@ export class SwarmEngine implements AppEngine {
         }
 
         for (const id of outcome.created) {
-            await attempt(`removed new service ${id.slice(0, 12)}`, () => this.#removeIfPresent(this.#docker.getService(id)));
+            await attempt(`removed new service ${id.slice(0, 12)}`, () => removeIfPresent(this.#docker.getService(id)));
+        }
+
+        for (const object of outcome.createdObjects) {
+            await attempt(`removed ${object.kind} ${object.name}`, () => removeObject(this.#docker, object.kind, object.id));
         }
 
         for (const network of outcome.createdNetworks) {
@@ -333,7 +359,7 @@ export class SwarmEngine implements AppEngine {
         for (;;) {
             let failure: unknown;
             try {
-                await this.#removeIfPresent(this.#docker.getNetwork(name));
+                await removeIfPresent(this.#docker.getNetwork(name));
             } catch (error) {
                 failure = error;
             }
@@ -347,14 +373,6 @@ export class SwarmEngine implements AppEngine {
             }
 
             await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-        }
-    }
-
-    async #removeIfPresent(handle: { remove: (options?: object) => Promise<unknown> }): Promise<void> {
-        try {
-            await handle.remove();
-        } catch (error) {
-            if ((error as { statusCode?: number }).statusCode !== 404) throw error;
         }
     }
 
@@ -429,10 +447,15 @@ export class SwarmEngine implements AppEngine {
         return await execInContainer(this.#docker.getContainer(container), command, options);
     }
 
-    /** Removes the stack: its services, then its networks. */
+    /** Removes the stack: its services, then its secrets and configs, then its networks. */
     async down(project: string): Promise<void> {
         for (const service of await this.stackServices(project)) {
-            await this.#removeIfPresent(this.#docker.getService(service.ID));
+            await removeIfPresent(this.#docker.getService(service.ID));
+        }
+
+        for (const object of await stackObjects(this.#docker, project)) {
+            await removeObject(this.#docker, object.kind, object.id);
+            this.#log(`Removed the ${object.kind} ${object.name}`);
         }
 
         const networks = await this.#docker.listNetworks({ filters: { label: [`${STACK_LABEL}=${project}`] } });

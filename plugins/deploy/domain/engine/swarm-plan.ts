@@ -3,15 +3,17 @@
  * service named `<app>_<service>`, on overlay networks of the app, with the compose file's `deploy:` keys honoured
  * (mode and replicas, placement, resources, restart policy, update and rollback configuration, endpoint mode).
  * What a container would have had (image, command, environment, mounts, health check, labels) becomes the task's
- * container spec; ports are published through the routing mesh unless the compose file asks for host mode.
+ * container spec; ports are published through the routing mesh unless the compose file asks for host mode. The
+ * top-level secrets and configs become Swarm secrets and configs, mounted as files in the tasks that name them.
  */
 import Crypto from 'node:crypto';
 
 import type Docker from 'dockerode';
 
 import type { ComposeService } from '../compose/compose-types.ts';
+import { isPlainObject } from '../compose/shape-reader.ts';
 import { LABEL } from '../host/compose-labels.ts';
-import { type ProjectPlan, type ServicePlan, PlanError, durationNs } from './compose-plan.ts';
+import { type DeclaredObject, type ObjectKind, type ProjectPlan, type ServicePlan, PlanError, durationNs } from './compose-plan.ts';
 
 /** The label `docker stack` puts on a stack's services, networks and containers. */
 export const STACK_LABEL = 'com.docker.stack.namespace';
@@ -29,8 +31,29 @@ export interface StackServicePlan {
 export interface StackPlan {
     project: string;
     networks: Array<{ name: string; external: boolean }>;
+    /** The stack's secrets and configs, made (or found) before the services that mount them. */
+    objects: StackObjectPlan[];
     services: StackServicePlan[];
 }
+
+/** A Swarm secret or config of the stack. */
+export interface StackObjectPlan {
+    kind: ObjectKind;
+    key: string;
+    /**
+     * `<app>_<key>_<hash of its value>`: Swarm's secrets and configs cannot change, so a changed value is a new object,
+     * and the services that mount it are updated to it. An external one: its own name.
+     */
+    name: string;
+    /**
+     * What it is made of; none for an external one, which is only found. `data` is a function, so that the plan
+     * written out (JSON) never holds the value.
+     */
+    make?: { labels: Record<string, string>; data: () => Buffer };
+}
+
+/** Swarm's longest name of a secret or config. */
+const OBJECT_NAME_MAX = 64;
 
 /** The compose `deploy:` keys Gatehouse reads (the Compose specification's names). */
 interface ComposeDeploy {
@@ -62,11 +85,33 @@ interface ComposeUpdateConfig {
 }
 
 export function planStack(plan: ProjectPlan): StackPlan {
+    const objects = plan.objects.map((object) => planObject(plan.project, object));
     return {
         project: plan.project,
         networks: plan.networks,
-        services: plan.services.map((service) => planStackService(plan.project, service)),
+        objects,
+        services: plan.services.map((service) => planStackService(plan.project, service, objects)),
     };
+}
+
+/** The labels of what a stack has besides its services: `docker stack`'s, Compose's project and Gatehouse's own. */
+export function stackLabels(project: string): Record<string, string> {
+    return { [STACK_LABEL]: project, [LABEL.project]: project, [LABEL.managed]: 'true' };
+}
+
+function planObject(project: string, object: DeclaredObject): StackObjectPlan {
+    const { kind, key } = object;
+    if ('external' in object) {
+        return { kind, key, name: object.external };
+    }
+
+    const data = object.read();
+    const name = `${project}_${key}_${object.fingerprint(data).slice(0, 12)}`;
+    if (name.length > OBJECT_NAME_MAX) {
+        throw new PlanError(`${kind}s.${key}: the Swarm ${kind} would be named ${name}, longer than Swarm's ${OBJECT_NAME_MAX} characters`);
+    }
+
+    return { kind, key, name, make: { labels: stackLabels(project), data: () => data } };
 }
 
 /** The task's container may not do what Swarm cannot give it: said before anything is made. */
@@ -76,7 +121,7 @@ const UNSUPPORTED: Array<[keyof ComposeService, string]> = [
     ['pid', 'pid'],
 ];
 
-function planStackService(project: string, service: ServicePlan): StackServicePlan {
+function planStackService(project: string, service: ServicePlan, objects: StackObjectPlan[]): StackServicePlan {
     const compose = service.source;
     for (const [key, what] of UNSUPPORTED) {
         if (compose[key] !== undefined && compose[key] !== false) {
@@ -109,6 +154,7 @@ function planStackService(project: string, service: ServicePlan): StackServicePl
                 ...(create.Healthcheck ? { HealthCheck: definedOnly(create.Healthcheck) } : {}),
                 ...(create.HostConfig?.CapAdd ? { CapabilityAdd: create.HostConfig.CapAdd } : {}),
                 ...stopGraceOf(compose),
+                ...mountedObjects(service, objects),
             },
             RestartPolicy: restartPolicyOf(deploy.restart_policy),
             Placement: placementOf(deploy.placement),
@@ -125,6 +171,67 @@ function planStackService(project: string, service: ServicePlan): StackServicePl
         EndpointSpec: { Mode: deploy.endpoint_mode ?? 'vip', Ports: portsOf(service) },
     };
     return { service: service.service, name: spec.Name as string, dependsOn: service.dependsOn, replicas, spec: withHash(spec) };
+}
+
+interface ObjectReference {
+    source: string;
+    target?: string;
+    uid?: string | number;
+    gid?: string | number;
+    mode?: string | number;
+}
+
+type ObjectFile = { Name: string; UID: string; GID: string; Mode: number };
+
+/** The secrets and configs the service names, as files of its tasks; their IDs are added once they exist (swarm-objects.ts). */
+function mountedObjects(service: ServicePlan, objects: StackObjectPlan[]): Pick<Docker.ContainerSpec, 'Secrets' | 'Configs'> {
+    const secrets = referencesOf(service, 'secret', objects).map(({ name, file }) => ({ SecretName: name, File: file }));
+    const configs = referencesOf(service, 'config', objects).map(({ name, file }) => ({ ConfigName: name, File: file }));
+    return { ...(secrets.length > 0 ? { Secrets: secrets } : {}), ...(configs.length > 0 ? { Configs: configs } : {}) };
+}
+
+/**
+ * The short syntax (`- db_password`) or the long one (`source`, `target`, `uid`, `gid`, `mode`), with Docker's
+ * defaults: a secret at /run/secrets/<key>, a config at /<key>, mode 0444, owned by root.
+ */
+function referencesOf(service: ServicePlan, kind: ObjectKind, objects: StackObjectPlan[]): Array<{ name: string; file: ObjectFile }> {
+    const at = `services.${service.service}.${kind}s`;
+    const written = service.source.extra?.[`${kind}s`] ?? [];
+    if (!Array.isArray(written)) {
+        throw new PlanError(`${at}: must be a list`);
+    }
+
+    return written.map((entry: unknown) => {
+        const reference = referenceOf(at, entry);
+        const object = objects.find((candidate) => candidate.kind === kind && candidate.key === reference.source);
+        if (!object) {
+            throw new PlanError(`${at}: no ${kind} ${reference.source} is declared under ${kind}s`);
+        }
+
+        const Name = reference.target ?? (kind === 'secret' ? reference.source : `/${reference.source}`);
+        const file = { Name, UID: String(reference.uid ?? '0'), GID: String(reference.gid ?? '0'), Mode: modeOf(at, reference.mode) };
+        return { name: object.name, file };
+    });
+}
+
+function referenceOf(at: string, entry: unknown): ObjectReference {
+    if (typeof entry === 'string') {
+        return { source: entry };
+    }
+
+    if (isPlainObject(entry) && typeof entry.source === 'string') {
+        return entry as unknown as ObjectReference;
+    }
+
+    throw new PlanError(`${at}: each entry is a name, or a mapping with source: (and target:, uid:, gid:, mode:)`);
+}
+
+/** A number (`0440` is octal in a compose file, as Compose reads it) or octal text. */
+function modeOf(at: string, mode: string | number | undefined): number {
+    if (mode === undefined) return 0o444;
+    if (typeof mode === 'number') return mode;
+    if (/^0?[0-7]{1,4}$/.test(mode)) return parseInt(mode, 8);
+    throw new PlanError(`${at}: ${mode} is not a file mode (write 0440)`);
 }
 
 function definedOnly<T extends object>(value: T): T {

@@ -1,13 +1,18 @@
 // needs: docker, alone
+import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-parse.ts';
 import { type ProjectPlan, planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
-import type { UpOutcome } from '../../../../../plugins/deploy/domain/engine/app-engine.ts';
+import { execInContainer, type UpOutcome } from '../../../../../plugins/deploy/domain/engine/app-engine.ts';
+import type { JournalEntry } from '../../../../../plugins/deploy/domain/engine/run-journal.ts';
 import { SwarmEngine } from '../../../../../plugins/deploy/domain/engine/swarm-engine.ts';
 import { planStack, type StackServicePlan } from '../../../../../plugins/deploy/domain/engine/swarm-plan.ts';
-import { freePorts } from '../../../../helpers/server.ts';
+import { freePorts, temporaryDirectory } from '../../../../helpers/server.ts';
 import { buildWebImage } from '../../../../support/images.ts';
 import { startSwarm, type Swarm } from '../../../../support/swarm.ts';
 
@@ -16,6 +21,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const APP = 'swarmshop';
+const OBJECT_KEY = Crypto.randomBytes(32);
 const ONE = 'gatehouse-test/swarm-web:1';
 const TWO = 'gatehouse-test/swarm-web:2';
 const OPTIONS = { healthTimeoutMs: 90_000, settleMs: 2_000 };
@@ -38,14 +44,40 @@ function composeOf(image: string, port: number, healthTest = '["CMD", "wget", "-
     ].join('\n');
 }
 
-function planOf(compose: string, project = APP): ProjectPlan {
+function planOf(
+    compose: string,
+    project = APP,
+    app: { dir: string; values: Record<string, string> } = { dir: '/nonexistent', values: {} },
+): ProjectPlan {
     return planProject(parseCompose(compose), {
         project,
-        workingDir: '/nonexistent',
-        composeFile: '/nonexistent/compose.yaml',
-        values: {},
+        workingDir: app.dir,
+        composeFile: `${app.dir}/compose.yaml`,
+        values: app.values,
+        objectKey: OBJECT_KEY,
     });
 }
+
+/** A service that mounts a secret from a file, one from the secrets file (mode 0400, another name) and a config. */
+const VAULT_COMPOSE = [
+    'services:',
+    '  web:',
+    `    image: ${ONE}`,
+    '    stop_grace_period: 1s',
+    '    secrets: [file_secret, {source: env_secret, target: env.secret, mode: 0400}]',
+    '    configs: [{source: app_conf, target: /etc/app.conf}]',
+    '    deploy: {replicas: 2, placement: {max_replicas_per_node: 1}, update_config: {parallelism: 2}}',
+    'secrets:',
+    '  file_secret: {file: ./file-secret.txt}',
+    '  env_secret: {environment: API_TOKEN}',
+    'configs:',
+    '  app_conf: {file: ./app.conf}',
+    '',
+].join('\n');
+
+/** What a task finds in its files: `<file secret>|<its mode>|<env secret>|<its mode>|<config>`. */
+const READ_VAULT =
+    'echo "$(cat /run/secrets/file_secret)|$(stat -c %a /run/secrets/file_secret)|$(cat /run/secrets/env.secret)|$(stat -c %a /run/secrets/env.secret)|$(cat /etc/app.conf)"';
 
 const NO_IMAGE_IDS = new Map<string, string>();
 
@@ -153,6 +185,102 @@ describe('deploy engine: an app on a Docker Swarm of two engines', { timeout: 60
         expect(restarted).to.have.length(2);
         expect(restarted.filter((id) => started.includes(id))).to.equal([]);
         expect(await page(swarm.workerAddress, port)).to.equal('two');
+    });
+
+    describe('secrets and configs', () => {
+        const VAULT = 'swarmvault';
+        let appDir: string;
+
+        before(() => {
+            appDir = temporaryDirectory('gatehouse-swarm-vault-');
+            Fs.writeFileSync(Path.join(appDir, 'file-secret.txt'), 'from-a-file');
+            Fs.writeFileSync(Path.join(appDir, 'app.conf'), 'listen 80');
+        });
+
+        after({ timeout: 120_000 }, async () => {
+            await engine?.down(VAULT);
+            Fs.rmSync(appDir, { recursive: true, force: true });
+        });
+
+        const vaultPlan = (token: string) => planOf(VAULT_COMPOSE, VAULT, { dir: appDir, values: { API_TOKEN: token } });
+
+        async function haveVault(token: string): Promise<void> {
+            await engine.commit(await engine.up(vaultPlan(token), NO_IMAGE_IDS, OPTIONS));
+        }
+
+        /** What each running task (one per node) reads from its files, each node's through its own engine. */
+        async function readOnEachNode(): Promise<string[]> {
+            const tasks = (await engine.tasksOf(`${VAULT}_web`)).filter(
+                (task) => task.DesiredState === 'running' && task.Status?.State === 'running',
+            );
+            const engines = { [swarm.managerNodeId]: swarm.manager, [swarm.workerNodeId]: swarm.worker };
+            return await Promise.all(
+                tasks.map(async (task) => {
+                    const node = engines[task.NodeID ?? ''];
+                    const container = node?.getContainer(task.Status?.ContainerStatus?.ContainerID ?? '');
+                    if (!container) throw new Error(`task ${task.ID} runs on no node of the swarm`);
+                    return (await execInContainer(container, READ_VAULT, { timeoutMs: 10_000 })).output;
+                }),
+            );
+        }
+
+        async function objectNames(): Promise<{ secrets: string[]; configs: string[] }> {
+            const filters = { label: [`com.docker.stack.namespace=${VAULT}`] };
+            const names = (listed: Array<{ Spec?: { Name?: string } }>) => listed.map((object) => object.Spec?.Name ?? '').sort();
+            return {
+                secrets: names((await swarm.manager.listSecrets({ filters })) as unknown as Array<{ Spec?: { Name?: string } }>),
+                configs: names(await swarm.manager.listConfigs({ filters })),
+            };
+        }
+
+        it('mounts them as files in every task, moves the service to a changed secret and removes the old one; down removes them all', async () => {
+            lines.length = 0;
+            await haveVault('token-one');
+            expect(await readOnEachNode()).to.equal(['from-a-file|444|token-one|400|listen 80', 'from-a-file|444|token-one|400|listen 80']);
+            const first = await objectNames();
+            expect(first.secrets).to.have.length(2);
+            expect(first.configs).to.have.length(1);
+            const [service] = await engine.stackServices(VAULT);
+            expect(JSON.stringify(service?.Spec)).to.not.include('token-one');
+
+            const changed = await engine.up(vaultPlan('token-two'), NO_IMAGE_IDS, OPTIONS);
+            expect(changed.updatedServices).to.have.length(1);
+            expect(changed.createdObjects.map((object) => object.kind)).to.equal(['secret']);
+            await engine.commit(changed);
+            expect(await readOnEachNode()).to.equal(['from-a-file|444|token-two|400|listen 80', 'from-a-file|444|token-two|400|listen 80']);
+            const second = await objectNames();
+            expect(second.configs).to.equal(first.configs);
+            expect(second.secrets).to.have.length(2);
+            expect(second.secrets.filter((name) => first.secrets.includes(name))).to.have.length(1);
+            expect(lines.join('\n')).to.not.include('token-');
+
+            await engine.down(VAULT);
+            expect(await objectNames()).to.equal({ secrets: [], configs: [] });
+        });
+
+        it('removes the secret an up made when the up is rolled back, and the service mounts the previous one again', async () => {
+            await haveVault('token-one');
+            const before = await objectNames();
+            const journal: JournalEntry[] = [];
+            const journalled = new SwarmEngine(
+                swarm.manager,
+                undefined,
+                () => {},
+                async (entry) => {
+                    journal.push(entry);
+                },
+            );
+            const outcome = await journalled.up(vaultPlan('token-three'), NO_IMAGE_IDS, OPTIONS);
+            expect(outcome.createdObjects).to.have.length(1);
+            // Written down before it was made, for a run killed here to be undone: its name, never its value.
+            expect(journal[0]).to.equal({ type: 'swarm-object', kind: 'secret', name: outcome.createdObjects[0]?.name });
+            expect(JSON.stringify(journal)).to.not.include('token-three');
+            const rollback = await journalled.rollback(outcome);
+            expect(rollback.failed).to.equal([]);
+            expect(await objectNames()).to.equal(before);
+            await engine.waitFor(planStack(vaultPlan('token-one')).services[0] as StackServicePlan, 'service_healthy', 60_000);
+            expect(await readOnEachNode()).to.equal(['from-a-file|444|token-one|400|listen 80', 'from-a-file|444|token-one|400|listen 80']);
+        });
     });
 
     it('removes new services and networks when an up that created them is rolled back', async () => {

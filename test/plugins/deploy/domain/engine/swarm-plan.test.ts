@@ -1,3 +1,7 @@
+import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type Docker from 'dockerode';
@@ -5,15 +9,23 @@ import type Docker from 'dockerode';
 import { parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-parse.ts';
 import { planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
 import { bytesOf, planStack, STACK_LABEL, type StackPlan } from '../../../../../plugins/deploy/domain/engine/swarm-plan.ts';
+import { LABEL } from '../../../../../plugins/deploy/domain/host/compose-labels.ts';
+import { temporaryDirectory } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;
 const { expect } = Code;
 
-function stackOf(lines: string[], values: Record<string, string> = {}): StackPlan {
+function stackOf(lines: string[], values: Record<string, string> = {}, workingDir = '/srv/shop'): StackPlan {
     const text = [...lines, ''].join('\n');
     const spec = parseCompose(text);
-    const plan = planProject(spec, { project: 'shop', workingDir: '/srv/shop', composeFile: '/srv/shop/compose.yaml', values });
+    const plan = planProject(spec, {
+        project: 'shop',
+        workingDir,
+        composeFile: `${workingDir}/compose.yaml`,
+        values,
+        objectKey: OBJECT_KEY,
+    });
     return planStack(plan);
 }
 
@@ -21,6 +33,7 @@ function containerSpec(spec: Docker.CreateServiceOptions): NonNullable<Docker.Co
     return (spec.TaskTemplate as Docker.ContainerTaskSpec).ContainerSpec ?? {};
 }
 
+const OBJECT_KEY = Crypto.randomBytes(32);
 const WEB = ['services:', '  web:', '    image: registry.example/web:1.2', '    ports: ["127.0.0.1:8001:80"]'];
 
 describe('deploy engine: a compose file as a Swarm stack', () => {
@@ -139,5 +152,128 @@ describe('deploy engine: a compose file as a Swarm stack', () => {
         expect(bytesOf('web', '100kb')).to.equal(102_400);
         expect(bytesOf('web', '1.5g')).to.equal(1.5 * 1024 ** 3);
         expect(bytesOf('web', 2048)).to.equal(2048);
+    });
+
+    describe('secrets and configs', () => {
+        const DB_PASSWORD = 'correct horse battery staple';
+        const APP_CONFIG = 'listen = 8080\n';
+        let appDir: string;
+
+        lab.before(() => {
+            appDir = temporaryDirectory('gatehouse-swarm-plan-');
+            Fs.writeFileSync(Path.join(appDir, 'app.conf'), APP_CONFIG);
+        });
+
+        lab.after(() => Fs.rmSync(appDir, { recursive: true, force: true }));
+
+        const DECLARED = [
+            'secrets:',
+            '  db_password: {environment: DB_PASSWORD}',
+            '  api_key: {external: true}',
+            '  tls_key: {external: true, name: shared_tls_key}',
+            'configs:',
+            '  app_conf: {file: ./app.conf}',
+        ];
+
+        function withSecrets(serviceLines: string[], values = { DB_PASSWORD }): StackPlan {
+            return stackOf([...WEB, ...serviceLines, ...DECLARED], values, appDir);
+        }
+
+        // Keyed with the server's key: a name tells nothing of a short value to whoever reads it without the key.
+        const shortHash = (value: string) => Crypto.createHmac('sha256', OBJECT_KEY).update(value).digest('hex').slice(0, 12);
+
+        it('makes a secret of a variable of the secrets file and a config of a file of the app folder, each named by its value', () => {
+            const stack = withSecrets(['    secrets: [db_password]', '    configs: [app_conf]']);
+            const made = stack.objects.filter((object) => object.make);
+            expect(made.map(({ kind, key, name }) => ({ kind, key, name }))).to.equal([
+                { kind: 'secret', key: 'db_password', name: `shop_db_password_${shortHash(DB_PASSWORD)}` },
+                { kind: 'config', key: 'app_conf', name: `shop_app_conf_${shortHash(APP_CONFIG)}` },
+            ]);
+            expect(made[0]?.make?.data().toString()).to.equal(DB_PASSWORD);
+            expect(made[1]?.make?.data().toString()).to.equal(APP_CONFIG);
+            expect(made[0]?.make?.labels).to.equal({ [STACK_LABEL]: 'shop', [LABEL.project]: 'shop', [LABEL.managed]: 'true' });
+        });
+
+        it('finds an external one by its name, or by its key', () => {
+            const stack = withSecrets([]);
+            const external = stack.objects.filter((object) => !object.make).map(({ key, name }) => ({ key, name }));
+            expect(external).to.equal([
+                { key: 'api_key', name: 'api_key' },
+                { key: 'tls_key', name: 'shared_tls_key' },
+            ]);
+        });
+
+        it("mounts the short syntax where Docker does: a secret at /run/secrets/<key>, a config at /<key>, 0444, root's", () => {
+            const stack = withSecrets(['    secrets: [db_password, api_key]', '    configs: [app_conf]']);
+            const container = containerSpec(stack.services[0]?.spec as Docker.CreateServiceOptions);
+            const file = (Name: string) => ({ Name, UID: '0', GID: '0', Mode: 0o444 });
+            expect(container.Secrets).to.equal([
+                { SecretName: `shop_db_password_${shortHash(DB_PASSWORD)}`, File: file('db_password') },
+                { SecretName: 'api_key', File: file('api_key') },
+            ]);
+            expect(container.Configs).to.equal([{ ConfigName: `shop_app_conf_${shortHash(APP_CONFIG)}`, File: file('/app_conf') }]);
+        });
+
+        it('mounts the long syntax with its target, owner and mode (octal as Compose reads it)', () => {
+            const stack = withSecrets([
+                '    secrets:',
+                '      - {source: db_password, target: db.pass, uid: "70", gid: 70, mode: 0400}',
+                '      - {source: tls_key, mode: "0440"}',
+                '    configs:',
+                '      - {source: app_conf, target: /etc/app/app.conf, mode: 0644}',
+            ]);
+            const container = containerSpec(stack.services[0]?.spec as Docker.CreateServiceOptions);
+            expect(container.Secrets?.map((secret) => secret.File)).to.equal([
+                { Name: 'db.pass', UID: '70', GID: '70', Mode: 0o400 },
+                { Name: 'tls_key', UID: '0', GID: '0', Mode: 0o440 },
+            ]);
+            expect(container.Configs?.[0]?.File).to.equal({ Name: '/etc/app/app.conf', UID: '0', GID: '0', Mode: 0o644 });
+        });
+
+        it('keeps the value out of the environment and out of anything the plan writes down', () => {
+            const stack = withSecrets(['    secrets: [db_password]']);
+            expect(containerSpec(stack.services[0]?.spec as Docker.CreateServiceOptions).Env).to.equal([]);
+            expect(JSON.stringify(stack)).to.not.include(DB_PASSWORD);
+        });
+
+        it('moves a service to a new secret when the value changes, and leaves it as it is when it does not', () => {
+            const lines = ['    secrets: [db_password]'];
+            const secretName = (stack: StackPlan) =>
+                containerSpec(stack.services[0]?.spec as Docker.CreateServiceOptions).Secrets?.[0]?.SecretName;
+            const hash = (stack: StackPlan) => stack.services[0]?.spec.Labels?.[LABEL.hash];
+            const before = withSecrets(lines);
+            const same = withSecrets(lines);
+            const changed = withSecrets(lines, { DB_PASSWORD: 'another value' });
+            expect(secretName(same)).to.equal(secretName(before));
+            expect(hash(same)).to.equal(hash(before));
+            expect(secretName(changed)).to.equal(`shop_db_password_${shortHash('another value')}`);
+            expect(hash(changed)).to.not.equal(hash(before));
+        });
+
+        it('says what is missing without the value: an undeclared name, a variable not in the secrets file, a file not there', () => {
+            expect(() => withSecrets(['    secrets: [nope]'])).to.throw('services.web.secrets: no secret nope is declared under secrets');
+            expect(() => withSecrets([], {} as { DB_PASSWORD: string })).to.throw(
+                "secrets.db_password.environment: DB_PASSWORD is not in the app's secrets file",
+            );
+            Fs.rmSync(Path.join(appDir, 'app.conf'));
+            try {
+                expect(() => withSecrets([])).to.throw(`configs.app_conf.file: ${Path.join(appDir, 'app.conf')} is not a file`);
+            } finally {
+                Fs.writeFileSync(Path.join(appDir, 'app.conf'), APP_CONFIG);
+            }
+        });
+
+        it('leaves a compose-mode plan alone: its secrets are read only by a Swarm plan', () => {
+            const spec = parseCompose([...WEB, '    secrets: [gone]', 'secrets:', '  gone: {file: ./not-there}', ''].join('\n'));
+            const plan = planProject(spec, {
+                project: 'shop',
+                workingDir: appDir,
+                composeFile: `${appDir}/compose.yaml`,
+                values: {},
+                objectKey: OBJECT_KEY,
+            });
+            expect(plan.services[0]?.create.Env).to.equal([]);
+            expect(() => planStack(plan)).to.throw(/secrets\.gone\.file: .* is not a file/);
+        });
     });
 });
