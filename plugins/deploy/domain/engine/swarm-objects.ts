@@ -1,6 +1,6 @@
 /**
  * A stack's Swarm secrets and configs on the manager, as `docker stack deploy` makes them: each made once from its
- * value under a name that holds the value's hash (swarm-plan.ts), an external one only found. The value goes to the
+ * value under a name that holds a keyed hash of the value (swarm-plan.ts), an external one only found. The value goes to the
  * Docker API alone: never to the run's log, its journal or an error message.
  */
 import type Docker from 'dockerode';
