@@ -106,6 +106,7 @@ describe('web UI: dashboard and apps list', { timeout: 120_000 }, () => {
     });
 
     it('goes from a state in the chart to the apps in that state', async () => {
+        await page.goto(`${web.baseUrl}/`);
         await page.locator('.state-chart figcaption').getByRole('link', { name: '1 failed' }).click();
         await page.getByRole('heading', { name: 'Apps', level: 1 }).waitFor();
         expect(new URL(page.url()).search).to.equal('?state=failed');

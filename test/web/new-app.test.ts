@@ -1,16 +1,20 @@
 // needs: docker, chromium
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import type { Page } from 'playwright-core';
+import YAML from 'yaml';
 
+import type { Browser } from '../helpers/browser.ts';
 import { appHostPorts, temporaryDirectory } from '../helpers/server.ts';
 import { type AuthentikStandIn, startAuthentikStandIn } from '../support/authentik/index.ts';
 import { type DockerHubStandIn, startDockerHub } from '../support/docker-hub.ts';
 import { buildWebImage, removeProjects } from '../support/images.ts';
 import { type RunningServices, startServices } from '../support/services.ts';
+import { runToEnd } from '../support/sse.ts';
 import { ADMIN_ACCOUNT, checkAccessibility, type PageProblems, screenshot, startWebServer, watchPage, type WebServer } from './harness.ts';
 
 export const lab = Lab.script();
@@ -25,6 +29,34 @@ const RUN_TIMEOUT_MS = 240_000;
 const TEAM = `${APP}-team`;
 const TEAMS = ['accounting', TEAM];
 const ADMINS_GROUP = 'authentik Admins';
+/**
+ * Each test's own app: a draft the test takes on at the step it looks at, as the steps before would have left it.
+ * The access step's is APP itself, the group ${APP}-team named like it; the name step's is never made.
+ */
+const NAMES = {
+    name: `${APP}-named`,
+    image: `${APP}-made`,
+    signIn: `${APP}-signin`,
+    access: APP,
+    compose: `${APP}-compose`,
+    nginx: `${APP}-nginx`,
+    secrets: `${APP}-secrets`,
+    preview: `${APP}-preview`,
+    deploy: `${APP}-deploy`,
+    changeSignIn: `${APP}-header`,
+};
+/** The steps a draft keeps, in the wizard's order. */
+const DRAFT_STEPS = ['sign-in', 'access', 'compose', 'nginx', 'secrets', 'preview', 'deploy'] as const;
+type DraftStep = (typeof DRAFT_STEPS)[number];
+
+/** The compose file with GREETING=${GREETING} in its first service, as the compose step's test adds it. */
+function withGreeting(compose: string): string {
+    const document = YAML.parseDocument(compose);
+    const services = document.get('services') as YAML.YAMLMap<YAML.Scalar<string>, unknown>;
+    const first = services.items[0]?.key.value ?? '';
+    document.setIn(['services', first, 'environment', 'GREETING'], '${GREETING}');
+    return document.toString();
+}
 
 /** A recipe for the test image: its evidence (documented, with a source) and a catalog template. */
 function recipeFor(repository: string): string {
@@ -52,6 +84,7 @@ interface AppAnswer {
         url: string;
         draft: {
             step?: string;
+            compose: string;
             account?: string;
             adminUser?: string;
             secrets: Record<string, string>;
@@ -72,9 +105,61 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     let hub: DockerHubStandIn;
     const teams: Record<string, string> = {};
 
-    const appAnswer = async () => (await web.admin?.get(`/api/apps/${APP}`))?.body as AppAnswer;
+    const admin = () => web.admin as Browser;
+    const appAnswer = async (name: string) => (await admin().get(`/api/apps/${name}`)).body as AppAnswer;
     const stepHeading = (name: string) => page.getByRole('heading', { level: 2, name });
     const next = async (label: RegExp) => await page.getByRole('button', { name: label }).click();
+
+    /** Goes to `url`, letting the page go whatever a test that failed left unsaved. */
+    const go = async (url: string) => {
+        const leave = (dialog: { accept(): Promise<void> }) => void dialog.accept();
+        page.on('dialog', leave);
+        try {
+            await page.goto(url);
+        } finally {
+            page.off('dialog', leave);
+        }
+    };
+
+    /**
+     * Makes the draft `name` as the wizard leaves it on reaching `step`, through the API: made from the typed image,
+     * the app's own login chosen, the two groups and boss as its admin, GREETING in the compose file and a value for
+     * it. Each test that saves a step has a draft of its own.
+     */
+    const draftAt = async (name: string, step: DraftStep) => {
+        const created = await admin().post('/api/apps', { name, image: image.replace(/:1$/, ''), tag: '1' });
+        expect(created.status, created.text).to.equal(201);
+        const past = (done: DraftStep) => DRAFT_STEPS.indexOf(step) > DRAFT_STEPS.indexOf(done);
+        const fields: Record<string, unknown> = { step };
+        if (past('sign-in')) {
+            fields.account = 'own';
+        }
+
+        if (past('access')) {
+            const groups = TEAMS.map((group) => ({ pk: teams[group], name: group }));
+            const access = await admin().put(`/api/apps/${name}/access`, { groups });
+            expect(access.status, access.text).to.equal(200);
+            Object.assign(fields, { adminUser: 'boss', auth: { access: 'groups' } });
+        }
+
+        if (past('compose')) {
+            fields.compose = withGreeting((created.body as AppAnswer).app.draft.compose);
+        }
+
+        if (past('secrets')) {
+            fields.secrets = { GREETING: Crypto.randomBytes(18).toString('base64url') };
+        }
+
+        const saved = await admin().put(`/api/apps/${name}/draft`, fields);
+        expect(saved.status, saved.text).to.equal(200);
+    };
+
+    /** A draft of its own at `step`, its wizard open there. */
+    const openDraftAt = async (name: string, step: DraftStep, heading: string) => {
+        await draftAt(name, step);
+        await go(`${web.baseUrl}/apps/new?app=${name}`);
+        await stepHeading(heading).waitFor();
+    };
 
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
@@ -116,7 +201,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     });
 
     after(async () => {
-        await removeProjects([APP], image ? [image] : []);
+        await removeProjects([NAMES.deploy, NAMES.changeSignIn], image ? [image] : []);
         await web?.stop();
         await authentik?.close();
         await hub?.stop();
@@ -127,8 +212,9 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     });
 
     it('checks the name live and refuses one that is taken', async () => {
+        const app = NAMES.name;
         await web.admin?.post('/api/apps', { name: 'taken', image: 'nginx', tag: '1.27' });
-        await page.goto(`${web.baseUrl}/apps/new`);
+        await go(`${web.baseUrl}/apps/new`);
         await page.getByRole('heading', { level: 1, name: 'New app' }).waitFor();
         const name = page.getByLabel('Name (required)');
         await name.fill('taken');
@@ -136,8 +222,8 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         expect(await page.getByText('an app named taken exists').first().isVisible()).to.be.true();
         expect(await page.getByRole('button', { name: 'Next: the image' }).isDisabled()).to.be.true();
 
-        await name.fill(APP);
-        await page.getByText(`${APP} is free: the app will live at ${APP}.${BASE_DOMAIN}.`).waitFor();
+        await name.fill(app);
+        await page.getByText(`${app} is free: the app will live at ${app}.${BASE_DOMAIN}.`).waitFor();
         await checkAccessibility(page);
         await screenshot(page, 'new-app-1-name');
         await next(/^Next: the image$/);
@@ -145,6 +231,12 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     });
 
     it('lists the catalog, then takes a typed image and a tag listed from its registry', async () => {
+        const app = NAMES.image;
+        await go(`${web.baseUrl}/apps/new`);
+        await page.getByLabel('Name (required)').fill(app);
+        await page.getByText(`${app} is free`).waitFor();
+        await next(/^Next: the image$/);
+        await stepHeading('Image').waitFor();
         await page.getByLabel('From the catalog').check();
         const template = page.getByRole('list', { name: 'Templates' }).getByRole('listitem').filter({ hasText: 'Web UI test app' });
         await template.waitFor();
@@ -179,12 +271,14 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await checkAccessibility(page);
         await screenshot(page, 'new-app-3-typed-image');
         await next(/^Create the draft$/);
-        await page.waitForURL(`${web.baseUrl}/apps/new?app=${APP}`);
+        await page.waitForURL(`${web.baseUrl}/apps/new?app=${app}`);
         await stepHeading('Sign-in method').waitFor();
-        expect((await appAnswer()).app.draft.step).to.equal('sign-in');
+        expect((await appAnswer(app)).app.draft.step).to.equal('sign-in');
     });
 
     it('shows the sign-in methods in the API order with their evidence, the rest behind "Show all methods", the own login apart', async () => {
+        const app = NAMES.signIn;
+        await openDraftAt(app, 'sign-in', 'Sign-in method');
         const sso = page.getByRole('group', { name: 'Single sign-on through the identity provider' });
         await sso.waitFor();
         const header = sso.locator('li[data-method="header"]');
@@ -212,10 +306,12 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await screenshot(page, 'new-app-4-sign-in');
         await next(/^Save and continue: access and admin account$/);
         await stepHeading('Access and admin account').waitFor();
-        expect((await appAnswer()).app.draft.account).to.equal('own');
+        expect((await appAnswer(app)).app.draft.account).to.equal('own');
     });
 
     it('ticks the suggested groups at first, keeps two ticked groups through "Save and continue" and a reload, the hint following the ticks', async () => {
+        const app = NAMES.access;
+        await openDraftAt(app, 'access', 'Access and admin account');
         const ticked = (name: string) => page.getByRole('checkbox', { name, exact: true });
         const hint = page.locator('.access-hint');
         await ticked(TEAM).waitFor();
@@ -250,7 +346,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await screenshot(page, 'new-app-5-access');
         await next(/^Save and continue: compose file$/);
         await stepHeading('Compose file').waitFor();
-        const saved = await appAnswer();
+        const saved = await appAnswer(app);
         expect(saved.app.draft.adminUser).to.equal('boss');
         expect(saved.app.draft.auth?.groups?.map((group) => group.name)).to.equal(TEAMS);
         expect(saved.app.access.groups.map((group) => group.name)).to.equal(TEAMS);
@@ -271,6 +367,8 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     });
 
     it('edits the compose file as a form, with its lint findings and their fixes', async () => {
+        const app = NAMES.compose;
+        await openDraftAt(app, 'compose', 'Compose file');
         const form = page.getByTestId('compose-model');
         await form.waitFor();
         expect(await form.getByLabel('Image', { exact: true }).inputValue()).to.equal(image);
@@ -286,14 +384,16 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     });
 
     it('shows the nginx site as a form and as text, checked with nginx -t', async () => {
+        const app = NAMES.nginx;
+        await openDraftAt(app, 'nginx', 'nginx site');
         const form = page.getByTestId('nginx-model');
         await form.waitFor();
         expect(await form.getByLabel('Server names').count()).to.equal(0);
-        expect(await form.getByRole('textbox', { name: 'server name 1' }).inputValue()).to.equal(`${APP}.${BASE_DOMAIN}`);
+        expect(await form.getByRole('textbox', { name: 'server name 1' }).inputValue()).to.equal(`${app}.${BASE_DOMAIN}`);
         await page.getByRole('button', { name: 'Text', exact: true }).click();
         const text = page.getByRole('textbox', { name: 'nginx site' });
         await text.waitFor();
-        expect(await text.textContent()).to.contain(`server_name ${APP}.${BASE_DOMAIN}`);
+        expect(await text.textContent()).to.contain(`server_name ${app}.${BASE_DOMAIN}`);
         await page.getByText('The nginx site: no findings.').waitFor({ timeout: 30_000 });
         expect(await page.locator('.cm-lint-marker').count()).to.equal(0);
         await checkAccessibility(page);
@@ -305,6 +405,8 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     });
 
     it('generates the secret the compose file needs', async () => {
+        const app = NAMES.secrets;
+        await openDraftAt(app, 'secrets', 'Secrets');
         const name = page.getByLabel('Name', { exact: true });
         await name.waitFor();
         expect(await name.inputValue()).to.equal('GREETING');
@@ -318,17 +420,19 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await screenshot(page, 'new-app-8-secrets');
         await next(/^Save and continue: preview$/);
         await stepHeading('Preview').waitFor();
-        expect((await appAnswer()).app.draft.secrets.GREETING).to.have.length(24);
+        expect((await appAnswer(app)).app.draft.secrets.GREETING).to.have.length(24);
     });
 
     it('previews what the deploy creates, with the secrets masked', async () => {
+        const app = NAMES.preview;
+        await openDraftAt(app, 'preview', 'Preview');
         const containers = page.getByRole('table', { name: 'Containers' });
         await containers.waitFor();
-        expect(await containers.textContent()).to.contain(`${APP}-app-1`);
+        expect(await containers.textContent()).to.contain(`${app}-app-1`);
         // What the deploy makes at the identity provider, with the groups chosen; the draft is no conflict of its own.
         const provider = page.getByRole('table', { name: 'At the identity provider' });
         expect(await provider.textContent())
-            .to.contain(`dp-${APP}`)
+            .to.contain(`dp-${app}`)
             .and.to.contain(`groups ${TEAMS.join(', ')} bound`);
         expect(await page.locator('.availability-checks').textContent()).to.contain("the name is this app's");
         await page.locator('.file-view summary').filter({ hasText: 'secrets.env' }).click();
@@ -340,6 +444,8 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     });
 
     it('deploys with the live log visible, then opens the app page', async () => {
+        const app = NAMES.deploy;
+        await openDraftAt(app, 'deploy', 'Deploy');
         await page.getByRole('button', { name: 'Deploy', exact: true }).click();
         // A line while the run is still going: the log is followed live, not read afterwards.
         await page.locator('.run-log[data-state="running"] .run-line').first().waitFor();
@@ -357,23 +463,29 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         );
         expect(await page.getByRole('button', { name: /^Deploy/ }).count()).to.equal(0);
         const appLink = page.getByRole('status').getByRole('link', { name: /^https:\/\// });
-        expect(await appLink.getAttribute('href')).to.equal((await appAnswer()).app.url);
+        expect(await appLink.getAttribute('href')).to.equal((await appAnswer(app)).app.url);
         await checkAccessibility(page);
         await screenshot(page, 'new-app-10-deployed');
-        const answer = await appAnswer();
+        const answer = await appAnswer(app);
         expect(answer.app.state).to.equal('running');
         expect(answer.app.access.mode).to.equal('groups');
-        const application = authentik.state.applications.find((candidate) => candidate.slug === `dp-${APP}`);
+        const application = authentik.state.applications.find((candidate) => candidate.slug === `dp-${app}`);
         const bound = authentik.state.bindings.filter((binding) => binding.target === application?.pk).map((binding) => binding.group);
         expect(bound.sort()).to.equal(TEAMS.map((name) => teams[name]).sort());
 
         await page.getByRole('link', { name: 'open its page' }).click();
-        await page.waitForURL(`${web.baseUrl}/apps/${APP}`);
+        await page.waitForURL(`${web.baseUrl}/apps/${app}`);
         await page.getByRole('table', { name: 'Containers' }).getByRole('row', { name: /app/ }).waitFor();
         expect(problems.list()).to.equal([]);
     });
 
     it('changes the sign-in method on the account card, its run followed, then shows the values to copy', async () => {
+        const app = NAMES.changeSignIn;
+        // An app of its own, deployed as the wizard's deploy step does it (the app's own login), since this test changes it.
+        await draftAt(app, 'deploy');
+        const deployed = await runToEnd(admin(), await admin().post(`/api/apps/${app}/deploy`, { acceptRisks: false }));
+        expect(deployed.state, deployed.text).to.equal('succeeded');
+        await go(`${web.baseUrl}/apps/${app}`);
         await page.getByRole('link', { name: 'Sign-in', exact: true }).click();
         await page.getByText("Keep the app's own login").first().waitFor();
         await page.getByRole('button', { name: 'Change the method' }).click();
@@ -392,7 +504,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await page.locator('p[data-check="true"]').waitFor();
         await checkAccessibility(page);
         await screenshot(page, 'new-app-11-sign-in-changed');
-        expect((await appAnswer()).app.draft.account).to.equal('header');
+        expect((await appAnswer(app)).app.draft.account).to.equal('header');
     });
 
     it('a viewer cannot make apps', async () => {

@@ -16,6 +16,8 @@ const PLAIN = { name: 'plain', image: 'gatehouse-test/plain' };
 const FORGE = { name: 'forge', image: 'gitea/gitea' };
 /** IT-Tools: its recipe turns its login off, so "no login in the app" is offered. */
 const TOOLS = { name: 'tools', image: 'corentinth/it-tools' };
+/** Gitea again, for the test that saves its sign-in step (the draft then moves on to the access step). */
+const FORGE_SAVED = { name: 'forge-saved', image: FORGE.image };
 
 describe('web UI: the sign-in chooser, as a new user reads it', { timeout: 300_000 }, () => {
     let web: WebServer;
@@ -39,7 +41,7 @@ describe('web UI: the sign-in chooser, as a new user reads it', { timeout: 300_0
             HUB_URL: 'http://127.0.0.1:9',
             HUB_REGISTRY_URL: 'http://127.0.0.1:9',
         });
-        for (const app of [PLAIN, FORGE, TOOLS]) {
+        for (const app of [PLAIN, FORGE, TOOLS, FORGE_SAVED]) {
             const created = await (web.admin as Browser).post('/api/apps', app);
             expect(created.status, created.text).to.equal(201);
         }
@@ -109,7 +111,7 @@ describe('web UI: the sign-in chooser, as a new user reads it', { timeout: 300_0
         const adapters = (listed.body as { adapters: Array<{ name: string; title: string }> }).adapters;
         expect(adapters.map((adapter) => adapter.name)).to.include(['form', 'status-monitor']);
 
-        await openWizard(FORGE.name);
+        await openWizard(FORGE_SAVED.name);
         await page.locator('li.method[data-method="autologin"]').getByRole('radio').check();
         const select = page.getByRole('combobox', { name: 'How Gatehouse signs in to the app' });
         await select.waitFor();
@@ -121,7 +123,7 @@ describe('web UI: the sign-in chooser, as a new user reads it', { timeout: 300_0
         await checkAccessibility(page);
         await page.getByRole('button', { name: /^Save and continue/ }).click();
         await page.getByRole('heading', { level: 2, name: 'Access and admin account' }).waitFor();
-        const saved = (await (web.admin as Browser).get(`/api/apps/${FORGE.name}`)).body as {
+        const saved = (await (web.admin as Browser).get(`/api/apps/${FORGE_SAVED.name}`)).body as {
             app: { draft: { account: string; login?: { adapter: string } } };
         };
         expect(saved.app.draft.account).to.equal('autologin');

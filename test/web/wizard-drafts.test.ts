@@ -11,7 +11,12 @@ export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 
+/** The draft the compose-step test adds its variable to. */
 const APP = 'drafted';
+/** The draft the secrets-step test gives its value to. */
+const TO_FILL = 'drafted-to-fill';
+/** The draft with its variable the tests of the unsaved-changes guards edit (and never save). */
+const GREETED = 'drafted-greeted';
 
 describe('web UI: a draft in the making, its variables asked for in order and its edits kept from a reload', { timeout: 300_000 }, () => {
     let web: WebServer;
@@ -56,6 +61,32 @@ describe('web UI: a draft in the making, its variables asked for in order and it
         return asked;
     };
 
+    /** Goes to `url`, letting the page go whatever it has unsaved (the guards' tests leave some). */
+    const go = async (url: string) => {
+        const leave = (dialog: { accept(): Promise<void> }) => void dialog.accept();
+        page.on('dialog', leave);
+        try {
+            await page.goto(url);
+        } finally {
+            page.off('dialog', leave);
+        }
+    };
+
+    /** A draft at the nginx step whose compose file has GREETING=${GREETING} (added in the compose step's form) and no value for it. */
+    const makeGreetedDraft = async (name: string) => {
+        const created = await admin().post('/api/apps', { name, image: 'gatehouse-test/drafted' });
+        expect(created.status, created.text).to.equal(201);
+        expect((await admin().put(`/api/apps/${name}/draft`, { step: 'compose' })).status).to.equal(200);
+        await go(`${web.baseUrl}/apps/new?app=${name}`);
+        await stepHeading('Compose file').waitFor();
+        await addGreeting();
+        await page.getByRole('button', { name: /^Save and continue: nginx site$/ }).click();
+        await stepHeading('nginx site').waitFor();
+    };
+
+    let greeted: Promise<void> | undefined;
+    const haveGreeted = async () => await (greeted ??= makeGreetedDraft(GREETED));
+
     before({ timeout: 240_000 }, async () => {
         web = await startWebServer({ HUB_URL: 'http://127.0.0.1:9', HUB_REGISTRY_URL: 'http://127.0.0.1:9' });
         const created = await admin().post('/api/apps', { name: APP, image: 'gatehouse-test/drafted' });
@@ -69,7 +100,7 @@ describe('web UI: a draft in the making, its variables asked for in order and it
     });
 
     it('says at the compose step that the secrets step asks for an unset ${VAR}, without calling it an error', async () => {
-        await page.goto(`${web.baseUrl}/apps/new?app=${APP}`);
+        await go(`${web.baseUrl}/apps/new?app=${APP}`);
         await stepHeading('Compose file').waitFor();
         await addGreeting();
         const note = page.locator('.finding').filter({ hasText: '${GREETING} has no value yet: the Secrets step asks for it.' });
@@ -87,6 +118,7 @@ describe('web UI: a draft in the making, its variables asked for in order and it
     });
 
     it('reports the variable as an error at the secrets step while it has no value', async () => {
+        await makeGreetedDraft(TO_FILL);
         await page.getByRole('button', { name: /Secrets$/ }).click();
         await stepHeading('Secrets').waitFor();
         const missing = page.locator('.secrets-missing .finding-error').filter({ hasText: 'GREETING has no value' });
@@ -99,6 +131,8 @@ describe('web UI: a draft in the making, its variables asked for in order and it
     });
 
     it('asks before a reload or a closed tab loses a wizard step with changes not saved, and not without changes', async () => {
+        await haveGreeted();
+        await go(`${web.baseUrl}/apps/new?app=${GREETED}`);
         await page.getByRole('button', { name: /Compose file$/ }).click();
         await stepHeading('Compose file').waitFor();
         await composeForm().waitFor();
@@ -119,7 +153,8 @@ describe('web UI: a draft in the making, its variables asked for in order and it
     });
 
     it("asks before a closed tab loses the app page's compose tab with changes not saved", async () => {
-        await page.goto(`${web.baseUrl}/apps/${APP}/compose`);
+        await haveGreeted();
+        await go(`${web.baseUrl}/apps/${GREETED}/compose`);
         await composeForm().waitFor();
         await composeForm().getByRole('button', { name: 'Add a variable' }).click();
         await composeForm().getByLabel('Name of variable 2').fill('NOT_SAVED');
