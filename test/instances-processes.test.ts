@@ -40,6 +40,7 @@ const IMAGE = '127.0.0.1:9/gatehouse-test/absent';
 interface Instance {
     name: 'first' | 'second';
     port: number;
+    environment: Record<string, string>;
     process: RunningServer;
 }
 
@@ -86,18 +87,13 @@ describe('two Gatehouse server processes on one database and DATA_DIR behind a l
             HUB_REGISTRY_URL: 'http://127.0.0.1:9',
             [`CRON_${CRON_TASK.toUpperCase()}_SCHEDULE`]: CRON_SCHEDULE,
         };
+        const started = (name: Instance['name'], port: number, own: Record<string, string>): Instance => {
+            const instanceEnvironment = { ...environment, PORT: String(port), ...own };
+            return { name, port, environment: instanceEnvironment, process: startServerProcess(instanceEnvironment) };
+        };
         instances = [
-            {
-                name: 'first',
-                port: firstPort,
-                process: startServerProcess({
-                    ...environment,
-                    PORT: String(firstPort),
-                    GATEHOUSE_TEST_PAUSE_AT: 'files-written',
-                    GATEHOUSE_TEST_PAUSE_FILE: pauseFile,
-                }),
-            },
-            { name: 'second', port: secondPort, process: startServerProcess({ ...environment, PORT: String(secondPort) }) },
+            started('first', firstPort, { GATEHOUSE_TEST_PAUSE_AT: 'files-written', GATEHOUSE_TEST_PAUSE_FILE: pauseFile }),
+            started('second', secondPort, {}),
         ];
         await Promise.all(instances.map(async (instance) => await waitForHealth(instance.port, instance.process)));
         balancer = await startBalancer(balancerPort, [firstPort, secondPort]);
@@ -114,6 +110,21 @@ describe('two Gatehouse server processes on one database and DATA_DIR behind a l
         await database?.drop();
         Fs.rmSync(dataDir, { recursive: true, force: true });
     });
+
+    /**
+     * Starts a killed instance again as it was started, and waits until the balancer, which counts it failed for a
+     * while, hands it requests again: the other tests find both instances behind the balancer.
+     */
+    const revive = async (instance: Instance) => {
+        Fs.rmSync(pauseFile, { force: true });
+        instance.process = startServerProcess(instance.environment);
+        await waitForHealth(instance.port, instance.process);
+        await waitUntil(
+            `the balancer hands requests to the ${instance.name} instance again`,
+            async () => instanceAt(upstreamOf((await fetch(`${baseUrl}/api/health`)).headers)) === instance.name,
+            { timeoutMs: 60_000, intervalMs: 250 },
+        );
+    };
 
     it('asks for the second factor on one instance and takes the code on the other', async () => {
         const account = await signIn(baseUrl, WITH_TOTP.email, WITH_TOTP.password);
@@ -193,9 +204,15 @@ describe('two Gatehouse server processes on one database and DATA_DIR behind a l
         const saved = await admin.put(`/api/apps/${app}/draft`, { compose, auth: { access: 'public' } });
         expect(saved.status, saved.text).to.equal(200);
 
-        // Round robin: a deploy the second instance takes fails at pulling the image; the next goes to the first.
+        // Round robin: a deploy the second instance takes fails at pulling the image. Whatever requests the other tests
+        // made, the deploy goes to the first when the request before it went to the second.
         let runId = 0;
         for (let attempt = 0; attempt < 4 && runId === 0; attempt += 1) {
+            await waitUntil(
+                'a request answered by the second instance, so that the next goes to the first',
+                async () => instanceAt(upstreamOf((await admin.get('/api/auth/me')).headers)) === 'second',
+                { timeoutMs: 10_000, intervalMs: 0 },
+            );
             const started = await admin.post(`/api/apps/${app}/deploy`, {});
             expect(started.status, started.text).to.equal(202);
             if (instanceAt(upstreamOf(started.headers)) === 'first') {
@@ -213,25 +230,28 @@ describe('two Gatehouse server processes on one database and DATA_DIR behind a l
         first.process.child.kill('SIGKILL');
         const killedAt = Date.now();
         await first.process.exited;
+        try {
+            // Read through the balancer, which now reaches only the second instance.
+            const messages = await readEvents(admin, `/api/runs/${runId}/events`);
+            const tookMs = Date.now() - killedAt;
+            expect(runEndState(messages)).to.equal('interrupted');
+            const lines = runLines(messages).map((line) => line.text);
+            expect(lines).to.include('The server running this run stopped while it was in progress; the run was interrupted.');
+            expect(String(lines.at(-1)), lines.join('\n')).to.startWith('The interrupted run was undone');
+            // A lease lapses within one period of the last renewal, and the survivor looks once a period: about twice it.
+            expect(tookMs).to.be.below((2 * LEASE_SECONDS + 15) * 1000);
 
-        // Read through the balancer, which now reaches only the second instance.
-        const messages = await readEvents(admin, `/api/runs/${runId}/events`);
-        const tookMs = Date.now() - killedAt;
-        expect(runEndState(messages)).to.equal('interrupted');
-        const lines = runLines(messages).map((line) => line.text);
-        expect(lines).to.include('The server running this run stopped while it was in progress; the run was interrupted.');
-        expect(String(lines.at(-1)), lines.join('\n')).to.startWith('The interrupted run was undone');
-        // A lease lapses within one period of the last renewal, and the survivor looks once a period: about twice it.
-        expect(tookMs).to.be.below((2 * LEASE_SECONDS + 15) * 1000);
-
-        const again = await admin.post(`/api/apps/${app}/deploy`, {});
-        expect(again.status, again.text).to.equal(202);
-        expect(instanceAt(upstreamOf(again.headers))).to.equal('second');
-        const ended = await runToEnd(admin, again);
-        expect(ended.state, ended.text).to.not.equal('running');
-        expect(await database.knex('dp_runs').where({ state: 'running' }).select('id', 'app_name')).to.equal([]);
-        const shown = await admin.get(`/api/apps/${app}`);
-        expect(shown.status, shown.text).to.equal(200);
-        expect((shown.body as { app: { state: string } }).app.state).to.not.equal('deploying');
+            const again = await admin.post(`/api/apps/${app}/deploy`, {});
+            expect(again.status, again.text).to.equal(202);
+            expect(instanceAt(upstreamOf(again.headers))).to.equal('second');
+            const ended = await runToEnd(admin, again);
+            expect(ended.state, ended.text).to.not.equal('running');
+            expect(await database.knex('dp_runs').where({ state: 'running' }).select('id', 'app_name')).to.equal([]);
+            const shown = await admin.get(`/api/apps/${app}`);
+            expect(shown.status, shown.text).to.equal(200);
+            expect((shown.body as { app: { state: string } }).app.state).to.not.equal('deploying');
+        } finally {
+            await revive(first);
+        }
     });
 });

@@ -113,24 +113,29 @@ describe('web plugin: serving the built UI', () => {
 });
 
 describe('web plugin: before the UI is built', () => {
-    let server: Hapi.Server;
-    let distDir: string;
+    const made: { server: Hapi.Server; distDir: string }[] = [];
 
-    before(async () => {
-        distDir = temporaryDirectory('gatehouse-web-dist-');
-        server = Hapi.server();
+    /** A server of the test's own whose UI is not built yet: the test that builds it leaves the others unbuilt. */
+    const unbuiltServer = async () => {
+        const distDir = temporaryDirectory('gatehouse-web-dist-');
+        const server = Hapi.server();
+        made.push({ server, distDir });
         registerErrorShapes(server, 'http://127.0.0.1/api/swagger');
         await server.register(Inert);
         await server.register({ plugin: webPlugin, options: { distDir: Path.join(distDir, 'dist') } });
         await server.initialize();
-    });
+        return { server, distDir };
+    };
 
     after(async () => {
-        await server.stop();
-        Fs.rmSync(distDir, { recursive: true, force: true });
+        for (const { server, distDir } of made) {
+            await server.stop();
+            Fs.rmSync(distDir, { recursive: true, force: true });
+        }
     });
 
     it('answers pages with a 503 saying how to build the UI, and assets with 404', async () => {
+        const { server } = await unbuiltServer();
         for (const url of ['/', '/apps']) {
             const response = await server.inject({ url, headers: HTML });
             expect(response.statusCode, url).to.equal(503);
@@ -143,6 +148,8 @@ describe('web plugin: before the UI is built', () => {
     });
 
     it('serves the UI as soon as it is built, without a restart', async () => {
+        const { server, distDir } = await unbuiltServer();
+        expect((await server.inject({ url: '/', headers: HTML })).statusCode).to.equal(503);
         Fs.mkdirSync(Path.join(distDir, 'dist', 'assets'), { recursive: true });
         Fs.writeFileSync(Path.join(distDir, 'dist', 'index.html'), '<!doctype html><title>built</title>');
         Fs.writeFileSync(Path.join(distDir, 'dist', 'assets', 'index-abc.js'), 'export {};');

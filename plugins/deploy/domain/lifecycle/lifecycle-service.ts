@@ -166,7 +166,8 @@ export class LifecycleService extends Service {
         await this.#refuseWhileRunning(app.name);
         await this.#refuseBadAppliedRecipe(app);
         const saved = await apps(this.server).saveDraft(app.name, { nginx: text, nginxEditor: update.mode });
-        return await this.#startWithFiles(saved, 'nginx', actor);
+        // A refused site puts the site file back, and the draft with it: else every later deploy writes the refused site.
+        return await this.#startWithFiles(saved, 'nginx', actor, { nginx: app.draft.nginx, nginxEditor: app.draft.nginxEditor });
     }
 
     /**

@@ -27,6 +27,8 @@ const SUFFIX = Crypto.randomBytes(4).toString('hex');
 const DOMAIN = `acme-${SUFFIX}.apps.test`;
 const REFUSED = `refused-${SUFFIX}.apps.test`;
 const UNSERVED = `unserved-${SUFFIX}.apps.test`;
+const UNCONFIGURED = `unconfigured-${SUFFIX}.apps.test`;
+const REMOVED = `removed-${SUFFIX}.apps.test`;
 
 interface HttpsAnswer {
     status: number;
@@ -153,6 +155,30 @@ describe('deploy manager: certificates from an ACME CA (pebble) through nginx', 
         );
     };
 
+    /** What obtaining DOMAIN's certificate gave and logged, and whether it was due before: the first test that asks obtains it. */
+    let obtained: Promise<{ dueBefore: boolean; info: Awaited<ReturnType<typeof obtainCertificate>>; lines: string[] }> | undefined;
+    const haveCertificate = () =>
+        (obtained ??= (async () => {
+            await challengeSite(DOMAIN);
+            const dueBefore = needsRenewal(certificatesDir, DOMAIN, context.config.host);
+            const lines: string[] = [];
+            const info = await obtainCertificate({
+                domain: DOMAIN,
+                certificatesDir,
+                host: context.config.host,
+                log: (text) => lines.push(text),
+            });
+            return { dueBefore, info, lines };
+        })());
+
+    /** DOMAIN's certificate served over HTTPS by nginx, set up by the first test that asks. */
+    let servedOverHttps: Promise<void> | undefined;
+    const haveHttpsSite = () =>
+        (servedOverHttps ??= (async () => {
+            await haveCertificate();
+            await httpsSite(DOMAIN);
+        })());
+
     const fetchApp = (domain: string) => httpsGet(Number(services.exports.NGINX_HTTPS_PORT), '/', pebbleRoot, domain);
 
     const runRenewal = async (): Promise<RenewalSummary[]> => {
@@ -213,21 +239,13 @@ describe('deploy manager: certificates from an ACME CA (pebble) through nginx', 
 
     it('says clearly that no CA is configured when ACME_DIRECTORY_URL is unset', async () => {
         const host = { ...context.config.host, acmeDirectoryUrl: undefined };
-        await expect(obtainCertificate({ domain: DOMAIN, certificatesDir, host, log: () => {} })).to.reject(/ACME_DIRECTORY_URL/);
-        expect(Fs.existsSync(certificatePaths(certificatesDir, DOMAIN).dir)).to.be.false();
+        await expect(obtainCertificate({ domain: UNCONFIGURED, certificatesDir, host, log: () => {} })).to.reject(/ACME_DIRECTORY_URL/);
+        expect(Fs.existsSync(certificatePaths(certificatesDir, UNCONFIGURED).dir)).to.be.false();
     });
 
     it('obtains a certificate with HTTP-01 through the app site and saves the pair with tight modes', async () => {
-        await challengeSite(DOMAIN);
-        expect(needsRenewal(certificatesDir, DOMAIN, context.config.host)).to.be.true();
-        const lines: string[] = [];
-        const info = await obtainCertificate({
-            domain: DOMAIN,
-            certificatesDir,
-            host: context.config.host,
-            log: (text) => lines.push(text),
-        });
-
+        const { dueBefore, info, lines } = await haveCertificate();
+        expect(dueBefore).to.be.true();
         expect(info.names).to.equal([DOMAIN]);
         expect(lines.length).to.be.above(3);
         expect(lines.some((line) => line.includes('validated'))).to.be.true();
@@ -250,7 +268,7 @@ describe('deploy manager: certificates from an ACME CA (pebble) through nginx', 
     });
 
     it('serves the certificate over HTTPS through nginx to a client trusting only pebble', async () => {
-        await httpsSite(DOMAIN);
+        await haveHttpsSite();
         const answer = await fetchApp(DOMAIN);
         expect(answer.status).to.equal(200);
         expect(answer.body).to.equal(`hello from ${DOMAIN}\n`);
@@ -271,6 +289,7 @@ describe('deploy manager: certificates from an ACME CA (pebble) through nginx', 
     it('renews through the scheduled worker only what is due, keeps a refused domain as it was, and reloads nginx', async () => {
         // The refused domain's certificate comes from another ACME account, so that pebble cannot reuse a valid
         // authorization of ours for it: renewing it needs a challenge, which its site answers with 404.
+        await haveHttpsSite();
         const elsewhere = temporaryDirectory('gatehouse-acme-');
         scratch.push(elsewhere);
         await challengeSite(REFUSED);
@@ -340,10 +359,13 @@ describe('deploy manager: certificates from an ACME CA (pebble) through nginx', 
         expect(challengeFiles()).to.equal([]);
     });
 
-    it('removes a certificate folder, and says whether there was one', () => {
-        expect(removeCertificate(certificatesDir, REFUSED)).to.be.true();
-        expect(Fs.existsSync(certificatePaths(certificatesDir, REFUSED).dir)).to.be.false();
-        expect(removeCertificate(certificatesDir, REFUSED)).to.be.false();
+    it('removes a certificate folder, and says whether there was one', async () => {
+        // A folder of its own (a copy of DOMAIN's pair), which no other test reads.
+        await haveCertificate();
+        Fs.cpSync(certificatePaths(certificatesDir, DOMAIN).dir, certificatePaths(certificatesDir, REMOVED).dir, { recursive: true });
+        expect(removeCertificate(certificatesDir, REMOVED)).to.be.true();
+        expect(Fs.existsSync(certificatePaths(certificatesDir, REMOVED).dir)).to.be.false();
+        expect(removeCertificate(certificatesDir, REMOVED)).to.be.false();
         expect(() => removeCertificate(certificatesDir, '../escape')).to.throw(/not a domain name/);
     });
 });

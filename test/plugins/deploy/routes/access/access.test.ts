@@ -4,7 +4,7 @@ import Crypto from 'node:crypto';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import type { Browser } from '../../../../helpers/browser.ts';
+import type { Browser, BrowserResponse } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 import { appHostPorts } from '../../../../helpers/server.ts';
 import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../support/authentik/index.ts';
@@ -22,7 +22,11 @@ const BASE_DOMAIN = 'apps.test';
 /** A name of its own on the shared Docker engine, for the test of a draft's groups. */
 const LEDGER = `ledger-${Crypto.randomBytes(3).toString('hex')}`;
 const REFUSED = `refused-${Crypto.randomBytes(3).toString('hex')}`;
-const APPS = ['journal', 'board', 'ghost', LEDGER, REFUSED];
+/** The app deployed without a provider, and the app deleted with its access: each its own test's. */
+const OPEN = `open-${Crypto.randomBytes(3).toString('hex')}`;
+const DIARY = `diary-${Crypto.randomBytes(3).toString('hex')}`;
+/** ghost last: its container publishes the port after its own (upstreamPortShift), which no app of the file is given. */
+const APPS = ['journal', 'board', LEDGER, REFUSED, OPEN, DIARY, 'ghost'];
 
 interface AccessBody {
     app: { draft: { adminUser?: string; auth?: unknown }; access: { groups: unknown[]; mode: string } };
@@ -65,8 +69,22 @@ describe('deploy manager: authentik in front of every app, for real through ngin
 
     const signIn = signInThroughProvider;
 
+    /** The provider connected (again), as the tests behind authentik need it. */
+    const haveConnection = async () => {
+        const connected = await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken });
+        expect(connected.status, connected.text).to.equal(200);
+    };
+
+    /** No provider, as on a server that never connected one: what an earlier test connected is forgotten. */
+    const haveNoConnection = async () => {
+        await server.context.server.app.knex('instance_settings').where('name', 'like', 'idp.%').delete();
+    };
+
     const outpostProviders = () =>
-        authentik.state.outposts.find((outpost) => outpost.managed === 'goauthentik.io/outposts/embedded')?.providers ?? [];
+        (authentik.state.outposts.find((outpost) => outpost.managed === 'goauthentik.io/outposts/embedded')?.providers as
+            number[] | undefined) ?? [];
+    type RunEnd = Awaited<ReturnType<typeof run>>;
+    type Providers = unknown[];
     const providerNamed = (name: string) => authentik.state.providers.find((provider) => provider.name === name);
     const bindingsOf = (slug: string) => {
         const application = authentik.state.applications.find((candidate) => candidate.slug === slug);
@@ -105,6 +123,49 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         }
     });
 
+    /**
+     * journal deployed behind the provider for journal-readers, by the first test that needs it. The tests that change
+     * its access put it back; the delete test deletes an app of its own.
+     */
+    let journalDeploy:
+        Promise<{ access: BrowserResponse; deployed: RunEnd; outpostBefore: Providers; outpostAfter: Providers }> | undefined;
+    const haveJournal = async () => {
+        const made = await (journalDeploy ??= (async () => {
+            await haveConnection();
+            const access = await admin.put('/api/apps/journal/access', { groups: [{ pk: groups.readers, name: 'journal-readers' }] });
+            const outpostBefore = outpostProviders();
+            const deployed = await run('post', '/api/apps/journal/deploy', {});
+            return { access, deployed, outpostBefore, outpostAfter: outpostProviders() };
+        })());
+        // Connected again if a test has forgotten the provider since.
+        await haveConnection();
+        return made;
+    };
+
+    /**
+     * board deployed public while no provider is connected, then, with the provider connected, refused until its
+     * draft says signed-in and deployed behind the provider: made by the first test that needs board behind it.
+     */
+    let boardDeploys: Promise<{ refused: BrowserResponse; first: RunEnd; outpostBefore: Providers; outpostAfter: Providers }> | undefined;
+    const haveBoard = async () => {
+        const made = await (boardDeploys ??= (async () => {
+            await haveNoConnection();
+            const open = await admin.put('/api/apps/board/draft', { auth: { access: 'public' } });
+            expect(open.status, open.text).to.equal(200);
+            const asPublic = await run('post', '/api/apps/board/deploy', {});
+            expect(asPublic.state, JSON.stringify(asPublic.lines)).to.equal('succeeded');
+            await haveConnection();
+            const refused = await admin.post('/api/apps/board/deploy', {});
+            const said = await admin.put('/api/apps/board/draft', { auth: { access: 'signed-in' } });
+            expect(said.status, said.text).to.equal(200);
+            const outpostBefore = outpostProviders();
+            const first = await run('post', '/api/apps/board/deploy', {});
+            return { refused, first, outpostBefore, outpostAfter: outpostProviders() };
+        })());
+        await haveConnection();
+        return made;
+    };
+
     after(async () => {
         await removeProjects(APPS, image ? [image] : []);
         await server?.context.cleanup();
@@ -113,15 +174,16 @@ describe('deploy manager: authentik in front of every app, for real through ngin
     });
 
     it('without a connected provider, refuses the deploy until the draft says public, then deploys it as public and says so', async () => {
-        const refused = await admin.post('/api/apps/board/deploy', {});
+        await haveNoConnection();
+        const refused = await admin.post(`/api/apps/${OPEN}/deploy`, {});
         expect(refused.status, refused.text).to.equal(422);
         expect((refused.body as { error: string }).error).to.contain('no identity provider is connected');
         expect((refused.body as { error: string }).error).to.contain('auth.access: public');
-        expect(await server.context.server.app.knex('dp_runs').where({ app_name: 'board' }).select('id')).to.equal([]);
+        expect(await server.context.server.app.knex('dp_runs').where({ app_name: OPEN }).select('id')).to.equal([]);
 
-        const said = await admin.put('/api/apps/board/draft', { auth: { access: 'public' } });
+        const said = await admin.put(`/api/apps/${OPEN}/draft`, { auth: { access: 'public' } });
         expect(said.status, said.text).to.equal(200);
-        const deployed = await run('post', '/api/apps/board/deploy', {});
+        const deployed = await run('post', `/api/apps/${OPEN}/deploy`, {});
         expect(deployed.state, JSON.stringify(deployed.lines)).to.equal('succeeded');
         expect(
             deployed.lines.some(
@@ -131,9 +193,9 @@ describe('deploy manager: authentik in front of every app, for real through ngin
                     line.text === 'No identity provider is connected: the app is public, anyone who reaches its domain gets in',
             ),
         ).to.be.true();
-        const app = (await admin.get('/api/apps/board')).body as { app: { access: { mode: string } } };
+        const app = (await admin.get(`/api/apps/${OPEN}`)).body as { app: { access: { mode: string } } };
         expect(app.app.access.mode).to.equal('public');
-        const open = await new Visitor(BASE_DOMAIN).request('GET', appUrl('board'));
+        const open = await new Visitor(BASE_DOMAIN).request('GET', appUrl(OPEN));
         expect(open.status).to.equal(200);
         expect(open.body).to.contain('guarded app');
     });
@@ -141,11 +203,10 @@ describe('deploy manager: authentik in front of every app, for real through ngin
     it('deploys behind authentik: forward_single provider, application, group binding, outpost entry, and the sign-in checked', async () => {
         const connected = await admin.put('/api/admin/idp', { url: authentik.url, token: adminToken });
         expect(connected.status, connected.text).to.equal(200);
-        const access = await admin.put('/api/apps/journal/access', { groups: [{ pk: groups.readers, name: 'journal-readers' }] });
+        const { access, deployed, outpostBefore, outpostAfter } = await haveJournal();
         expect(access.status, access.text).to.equal(200);
         expect((access.body as { access: { applied: boolean } }).access.applied).to.be.false();
 
-        const deployed = await run('post', '/api/apps/journal/deploy', {});
         expect(deployed.state, JSON.stringify(deployed.lines)).to.equal('succeeded');
         const check = deployed.lines.find((line) => line.step === 'sign-in');
         expect(check?.level).to.equal('info');
@@ -156,25 +217,25 @@ describe('deploy manager: authentik in front of every app, for real through ngin
         const application = authentik.state.applications.find((candidate) => candidate.slug === 'dp-journal');
         expect(application).to.include({ provider: provider?.pk, meta_launch_url: `${appUrl('journal')}` });
         expect(bindingsOf('dp-journal')).to.equal([groups.readers]);
-        expect(outpostProviders()).to.equal([provider?.pk]);
+        // The deploy added journal's provider to the outpost, and nothing else.
+        expect(outpostAfter).to.equal([...outpostBefore, provider?.pk]);
+        expect(outpostProviders()).to.include(provider?.pk as number);
         const shown = (await admin.get('/api/apps/journal')).body as { app: { access: unknown } };
         expect(shown.app.access).to.equal({ groups: [{ pk: groups.readers, name: 'journal-readers' }], mode: 'groups' });
     });
 
     it('a re-deploy puts a public app behind the provider, and a second re-deploy changes nothing at the provider', async () => {
         // Now that a provider is connected, no group lets every user in: the draft must say so.
-        const refused = await admin.post('/api/apps/board/deploy', {});
+        const { refused, first, outpostBefore, outpostAfter } = await haveBoard();
         expect(refused.status, refused.text).to.equal(422);
         expect((refused.body as { error: string }).error).to.contain('auth.access: signed-in');
-        const said = await admin.put('/api/apps/board/draft', { auth: { access: 'signed-in' } });
-        expect(said.status, said.text).to.equal(200);
-        const first = await run('post', '/api/apps/board/deploy', {});
         expect(first.state, JSON.stringify(first.lines)).to.equal('succeeded');
         const board = providerNamed('dp-board');
-        expect(outpostProviders()).to.equal([providerNamed('dp-journal')?.pk, board?.pk]);
+        expect(outpostAfter).to.equal([...outpostBefore, board?.pk]);
         expect(bindingsOf('dp-board')).to.equal([]);
         expect(((await admin.get('/api/apps/board')).body as { app: { access: { mode: string } } }).app.access.mode).to.equal('signed-in');
 
+        await haveJournal();
         const before = JSON.stringify(authentik.state);
         const again = await run('post', '/api/apps/journal/deploy', {});
         expect(again.state, JSON.stringify(again.lines)).to.equal('succeeded');
@@ -186,6 +247,8 @@ describe('deploy manager: authentik in front of every app, for real through ngin
     });
 
     it('sends a visitor without a session to sign in, lets a member of the group through, and refuses another group', async () => {
+        await haveJournal();
+        await haveBoard();
         for (const name of ['journal', 'board']) {
             const anonymous = await new Visitor(BASE_DOMAIN).request('GET', appUrl(name));
             expect(anonymous.status).to.equal(302);
@@ -218,21 +281,29 @@ describe('deploy manager: authentik in front of every app, for real through ngin
     });
 
     it('a change of access applies at once to new sign-ins, and is audited', async () => {
-        const changed = await admin.put('/api/apps/journal/access', { groups: [{ pk: groups.team, name: 'board-team' }] });
-        expect(changed.status, changed.text).to.equal(200);
-        expect(changed.body).to.equal({ access: { groups: [{ pk: groups.team, name: 'board-team' }], mode: 'groups', applied: true } });
-        expect(bindingsOf('dp-journal')).to.equal([groups.team]);
+        await haveJournal();
+        try {
+            const changed = await admin.put('/api/apps/journal/access', { groups: [{ pk: groups.team, name: 'board-team' }] });
+            expect(changed.status, changed.text).to.equal(200);
+            expect(changed.body).to.equal({ access: { groups: [{ pk: groups.team, name: 'board-team' }], mode: 'groups', applied: true } });
+            expect(bindingsOf('dp-journal')).to.equal([groups.team]);
 
-        const member = await signIn(new Visitor(BASE_DOMAIN), appUrl('journal'), 'member', 'member-password');
-        expect(last(member).status).to.equal(200);
-        const reader = await signIn(new Visitor(BASE_DOMAIN), appUrl('journal'), 'reader', 'reader-password');
-        expect(last(reader).status).to.equal(403);
+            const member = await signIn(new Visitor(BASE_DOMAIN), appUrl('journal'), 'member', 'member-password');
+            expect(last(member).status).to.equal(200);
+            const reader = await signIn(new Visitor(BASE_DOMAIN), appUrl('journal'), 'reader', 'reader-password');
+            expect(last(reader).status).to.equal(403);
 
-        const audit = await admin.get('/api/admin/audit?action=apps.access');
-        expect(audit.text).to.contain('board-team');
+            const audit = await admin.get('/api/admin/audit?action=apps.access');
+            expect(audit.text).to.contain('board-team');
+        } finally {
+            // journal's readers back, which the other tests of journal find.
+            const restored = await admin.put('/api/apps/journal/access', { groups: [{ pk: groups.readers, name: 'journal-readers' }] });
+            expect(restored.status, restored.text).to.equal(200);
+        }
     });
 
     it('an access change that cannot be verified through nginx is undone, and the answer says why', async () => {
+        await haveJournal();
         // With no provider on the outpost, it knows no app host: the sign-in cannot start.
         const embedded = authentik.state.outposts.find((outpost) => outpost.managed === 'goauthentik.io/outposts/embedded');
         const saved = [...((embedded?.providers as number[] | undefined) ?? [])];
@@ -247,7 +318,7 @@ describe('deploy manager: authentik in front of every app, for real through ngin
             const refused = await admin.put('/api/apps/journal/access', { groups: [] });
             expect(refused.status, refused.text).to.equal(422);
             expect(refused.text).to.contain('could not be verified');
-            expect(bindingsOf('dp-journal')).to.equal([groups.team]);
+            expect(bindingsOf('dp-journal')).to.equal([groups.readers]);
             expect(
                 ((await admin.get('/api/apps/journal')).body as { app: { access: { groups: unknown[] } } }).app.access.groups,
             ).to.have.length(1);
@@ -279,24 +350,29 @@ describe('deploy manager: authentik in front of every app, for real through ngin
     });
 
     it('a deploy that fails after making the objects removes them again with its rollback', async () => {
+        await haveConnection();
         expect((await admin.put('/api/apps/ghost/draft', { auth: { access: 'signed-in' } })).status).to.equal(200);
+        const outpostBefore = outpostProviders();
         const failed = await run('post', '/api/apps/ghost/deploy', {});
         expect(failed.state, JSON.stringify(failed.lines)).to.equal('rolled back');
         expect(failed.lines.some((line) => line.text.includes('removed dp-ghost from the identity provider'))).to.be.true();
         expect(providerNamed('dp-ghost')).to.not.exist();
         expect(authentik.state.applications.some((candidate) => candidate.slug === 'dp-ghost')).to.be.false();
-        expect(outpostProviders()).to.have.length(2);
+        expect(outpostProviders()).to.equal(outpostBefore);
         const recorded = await server.context.server.app.knex('dp_app_resources').where({ app_name: 'ghost' }).select('kind');
         expect(recorded).to.equal([]);
     });
 
     it('in a real browser: the sign-in page of the provider, then the app', async () => {
+        await haveBoard();
+        await haveJournal();
         const chromium = await launchChromium({ loopbackDomain: BASE_DOMAIN });
         try {
             const page = await chromium.context.newPage();
             await page.goto(appUrl('board'));
-            await page.getByLabel('Username').fill('reader');
-            await page.getByLabel('Password').fill('reader-password');
+            // member is in board-team, not in journal-readers: board lets every signed-in user in, journal does not.
+            await page.getByLabel('Username').fill('member');
+            await page.getByLabel('Password').fill('member-password');
             await Promise.all([page.waitForURL(appUrl('board')), page.getByRole('button').click()]);
             expect(await page.locator('h1').textContent()).to.equal('guarded app');
             await page.goto(appUrl('journal'));
@@ -307,13 +383,28 @@ describe('deploy manager: authentik in front of every app, for real through ngin
     });
 
     it("deleting with removeAccess removes exactly the app's objects; the other app keeps its own", async () => {
-        const deleted = await run('delete', '/api/apps/journal', { confirm: 'journal', removeAccess: true });
+        // An app of its own behind the provider, bound to board-team, so that the other tests keep journal.
+        await haveConnection();
+        const access = await admin.put(`/api/apps/${DIARY}/access`, { groups: [{ pk: groups.team, name: 'board-team' }] });
+        expect(access.status, access.text).to.equal(200);
+        const deployed = await run('post', `/api/apps/${DIARY}/deploy`, {});
+        expect(deployed.state, JSON.stringify(deployed.lines)).to.equal('succeeded');
+        const provider = providerNamed(`dp-${DIARY}`);
+        const application = authentik.state.applications.find((candidate) => candidate.slug === `dp-${DIARY}`);
+        expect(bindingsOf(`dp-${DIARY}`)).to.equal([groups.team]);
+        const applicationsBefore = authentik.state.applications.map((candidate) => candidate.slug);
+        const outpostBefore = outpostProviders();
+        const bindingsBefore = [...authentik.state.bindings];
+
+        const deleted = await run('delete', `/api/apps/${DIARY}`, { confirm: DIARY, removeAccess: true });
         expect(deleted.state, JSON.stringify(deleted.lines)).to.equal('succeeded');
-        expect(deleted.lines.some((line) => line.step === 'access' && line.text.includes('removed application dp-journal'))).to.be.true();
-        expect(providerNamed('dp-journal')).to.not.exist();
-        expect(authentik.state.applications.map((candidate) => candidate.slug)).to.equal(['dp-board']);
-        expect(outpostProviders()).to.equal([providerNamed('dp-board')?.pk]);
-        expect(authentik.state.bindings.filter((binding) => binding.group === groups.team)).to.equal([]);
+        expect(deleted.lines.some((line) => line.step === 'access' && line.text.includes(`removed application dp-${DIARY}`))).to.be.true();
+        expect(providerNamed(`dp-${DIARY}`)).to.not.exist();
+        expect(authentik.state.applications.map((candidate) => candidate.slug)).to.equal(
+            applicationsBefore.filter((slug) => slug !== `dp-${DIARY}`),
+        );
+        expect(outpostProviders()).to.equal(outpostBefore.filter((pk) => pk !== provider?.pk));
+        expect(authentik.state.bindings).to.equal(bindingsBefore.filter((binding) => binding.target !== application?.pk));
         expect(authentik.violations).to.equal([]);
     });
     it("a draft's auth.groups are its access: checked at the provider, bound by the deploy, then refused changed once deployed", async () => {

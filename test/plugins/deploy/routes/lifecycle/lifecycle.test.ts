@@ -25,7 +25,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 const BASE_DOMAIN = 'apps.test';
-const APPS = ['bazaar', 'chronicle', 'codex', 'memo', 'quill'];
+const APPS = ['bazaar', 'chronicle', 'codex', 'ledger', 'memo', 'quill'];
 
 /** The A records BIND serves for a name now (none: an empty list). */
 async function addressesAt(server: string, name: string): Promise<string[]> {
@@ -138,6 +138,13 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         return deployed;
     };
 
+    /**
+     * bazaar's first deploy, run by the first test that needs bazaar deployed. The tests that change bazaar put it back
+     * as they found it (running version 1); the tests that delete an app delete one of their own.
+     */
+    let bazaarDeploy: ReturnType<typeof run> | undefined;
+    const haveBazaar = () => (bazaarDeploy ??= run('post', '/api/apps/bazaar/deploy', {}));
+
     const composeFor = (tag: string, webHealth = 'wget -q -O- http://127.0.0.1/') =>
         [
             'services:',
@@ -195,6 +202,8 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         }
 
         images.push(buildWebImage(`${registry}/gatehouse-test/chronicle:1`, '<h1>chronicle</h1>\n', true));
+        // memo's own image, which its test untags: bazaar's containers run on bazaar:1 meanwhile.
+        images.push(buildWebImage(`${registry}/gatehouse-test/memo:1`, '<h1>memo</h1>\n', true));
         // Only the registry has them now: the deploy pulls.
         images.forEach((image) => docker('rmi', image));
         const started = await startBind();
@@ -232,7 +241,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('deploys a two-service app: pulls, starts the dependency healthy first, serves it through nginx with a certificate from the ACME CA', async () => {
-        const { runId, messages, end } = await run('post', '/api/apps/bazaar/deploy', {});
+        const { runId, messages, end } = await haveBazaar();
         expect(end.state, JSON.stringify(linesOf(messages))).to.equal('succeeded');
         const lines = linesOf(messages);
         expect(lines.map((line) => line.seq)).to.equal(lines.map((_line, index) => index + 1));
@@ -259,6 +268,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('reads the deployed app: containers, the probe through nginx, the certificate and the logs', async () => {
+        await haveBazaar();
         const status = (await admin.get('/api/apps/bazaar/status')).body as {
             containers: Array<{ service: string; state: string; health: string | null }>;
             probe: { http: { statusCode: number | null }; https: { statusCode: number | null } | null };
@@ -281,6 +291,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('writes the files with their modes and labels the containers as Compose does', async () => {
+        await haveBazaar();
         const appDir = Path.join(server.context.config.apps.appsDir, 'bazaar');
         expect(Fs.statSync(Path.join(appDir, 'secrets.env')).mode & 0o777).to.equal(0o600);
         expect(Fs.readFileSync(Path.join(appDir, 'secrets.env'), 'utf8')).to.equal('GREETING=hello\n');
@@ -304,15 +315,16 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('replays a run to a client that reconnects with Last-Event-ID, without duplicates', async () => {
-        const runs = await admin.get('/api/apps/bazaar/runs');
-        const [latest] = (runs.body as { runs: EndedRun[] }).runs;
-        const all = linesOf(await follow(latest?.id ?? 0));
-        const resumed = await follow(latest?.id ?? 0, { 'last-event-id': '3' });
+        // bazaar's first deploy, whichever runs of bazaar other tests made since.
+        const { runId } = await haveBazaar();
+        const all = linesOf(await follow(runId));
+        const resumed = await follow(runId, { 'last-event-id': '3' });
         expect(linesOf(resumed).map((line) => line.seq)).to.equal(all.slice(3).map((line) => line.seq));
         expect(endOf(resumed).state).to.equal('succeeded');
     });
 
     it('re-deploys without recreating what has not changed', async () => {
+        await haveBazaar();
         const before = await containerIds('bazaar');
         const { end, messages } = await run('post', '/api/apps/bazaar/deploy', {});
         expect(end.state).to.equal('succeeded');
@@ -321,6 +333,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('stops, starts and restarts the app', async () => {
+        await haveBazaar();
         expect((await run('post', '/api/apps/bazaar/action', { action: 'stop' })).end.state).to.equal('succeeded');
         expect((await engine.getContainer('bazaar-web-1').inspect()).State.Running).to.be.false();
         expect(((await admin.get('/api/apps/bazaar')).body as { app: { state: string } }).app.state).to.equal('stopped');
@@ -335,6 +348,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('puts back a container an interrupted run left set aside', async () => {
+        await haveBazaar();
         const before = await containerIds('bazaar');
         const web = engine.getContainer('bazaar-web-1');
         await web.stop();
@@ -347,6 +361,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('rolls a broken compose update back and leaves the previous version serving, visitors never seeing the broken one', async () => {
+        await haveBazaar();
         const before = await containerIds('bazaar');
         // What visitors get through nginx while the update runs, polled until it ends.
         const seen = new Set<string>();
@@ -385,27 +400,41 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('applies a working compose update, recreating only the changed service', async () => {
+        await haveBazaar();
         const before = await containerIds('bazaar');
-        const { end } = await run('put', '/api/apps/bazaar/compose', { mode: 'text', text: composeFor('2') });
-        expect(end.state).to.equal('succeeded');
-        const after = await containerIds('bazaar');
-        expect(after.db).to.equal(before.db);
-        expect(after.web).to.not.equal(before.web);
-        expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain('bazaar v2');
-        // The app names the image its main service runs now.
-        const app = ((await admin.get('/api/apps/bazaar')).body as { app: { image: string; tag: string } }).app;
-        expect(app).to.include({ image: `${registry}/gatehouse-test/bazaar`, tag: '2' });
+        try {
+            const { end } = await run('put', '/api/apps/bazaar/compose', { mode: 'text', text: composeFor('2') });
+            expect(end.state).to.equal('succeeded');
+            const after = await containerIds('bazaar');
+            expect(after.db).to.equal(before.db);
+            expect(after.web).to.not.equal(before.web);
+            expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain('bazaar v2');
+            // The app names the image its main service runs now.
+            const app = ((await admin.get('/api/apps/bazaar')).body as { app: { image: string; tag: string } }).app;
+            expect(app).to.include({ image: `${registry}/gatehouse-test/bazaar`, tag: '2' });
+        } finally {
+            // Version 1 back, which the other tests of bazaar find.
+            const restored = await run('put', '/api/apps/bazaar/compose', { mode: 'text', text: composeFor('1') });
+            expect(restored.end.state, JSON.stringify(linesOf(restored.messages))).to.equal('succeeded');
+        }
     });
 
     it('rolls back an nginx site that nginx refuses, keeping the previous site loaded', async () => {
+        await haveBazaar();
         const sitePath = Path.join(services.exports.NGINX_SITES_DIR, 'bazaar.conf');
         const previous = Fs.readFileSync(sitePath, 'utf8');
+        const served = /bazaar v\d/.exec((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body)?.[0];
+        expect(served).to.exist();
+        const siteDraft = async () => ((await admin.get('/api/apps/bazaar')).body as { app: { draft: { nginx: string } } }).app.draft.nginx;
+        const draftBefore = await siteDraft();
         const broken = previous.replace('client_max_body_size', 'no_such_directive');
         const { end } = await run('put', '/api/apps/bazaar/nginx', { mode: 'text', text: broken });
         expect(end.state).to.equal('rolled back');
         expect(end.error).to.contain('no_such_directive');
         expect(Fs.readFileSync(sitePath, 'utf8')).to.equal(previous);
-        expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain('bazaar v2');
+        expect((await fetchThroughNginx(`bazaar.${BASE_DOMAIN}`, httpsPort)).body).to.contain(String(served));
+        // The draft goes back too, so that the next deploy writes the site nginx loaded, not the refused one.
+        expect(await siteDraft()).to.equal(draftBefore);
     });
 
     it('rolls a first deploy back with its DNS record: a name that had an address gets it back', async () => {
@@ -441,6 +470,7 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('refuses lint risks without acceptRisks (422, nothing saved), a second run while one is in progress (409) and a wrong confirmation', async () => {
+        await haveBazaar();
         const risky = composeFor('2').replace('    restart: unless-stopped\n', '    restart: unless-stopped\n    privileged: true\n');
         const refused = await admin.put('/api/apps/bazaar/compose', { mode: 'text', text: risky });
         expect(refused.status).to.equal(422);
@@ -453,7 +483,8 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
         expect(first.status).to.equal(202);
         const second = await admin.post('/api/apps/bazaar/deploy', {});
         expect(second.status).to.equal(409);
-        expect(endOf(await follow((first.body as { runId: number }).runId)).state).to.equal('succeeded');
+        const restarted = await follow((first.body as { runId: number }).runId);
+        expect(endOf(restarted).state, JSON.stringify(linesOf(restarted))).to.equal('succeeded');
 
         const editor = await server.signInAs('editor');
         expect((await editor.delete('/api/apps/bazaar', { confirm: 'bazaar' })).status).to.equal(403);
@@ -464,18 +495,21 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('deletes with no options: containers and site go, data, volume, image and certificate stay', async () => {
-        const certificateDir = Path.join(server.context.config.apps.certificatesDir, `bazaar.${BASE_DOMAIN}`);
-        const { end } = await run('delete', '/api/apps/bazaar', { confirm: 'bazaar' });
-        expect(end.state).to.equal('succeeded');
-        expect(await containerIds('bazaar')).to.equal({});
-        expect(Fs.existsSync(Path.join(services.exports.NGINX_SITES_DIR, 'bazaar.conf'))).to.be.false();
-        expect(Fs.existsSync(Path.join(server.context.config.apps.appsDir, 'bazaar', 'compose.yaml'))).to.be.true();
+        // An app of its own (bazaar's image), so that the other tests keep bazaar.
+        await deployWithDataVolume('ledger', 'bazaar');
+        const certificateDir = Path.join(server.context.config.apps.certificatesDir, `ledger.${BASE_DOMAIN}`);
         expect(Fs.existsSync(certificateDir)).to.be.true();
-        expect((await engine.getVolume('bazaar_data').inspect()).Name).to.equal('bazaar_data');
+        const { end } = await run('delete', '/api/apps/ledger', { confirm: 'ledger' });
+        expect(end.state).to.equal('succeeded');
+        expect(await containerIds('ledger')).to.equal({});
+        expect(Fs.existsSync(Path.join(services.exports.NGINX_SITES_DIR, 'ledger.conf'))).to.be.false();
+        expect(Fs.existsSync(Path.join(server.context.config.apps.appsDir, 'ledger', 'compose.yaml'))).to.be.true();
+        expect(Fs.existsSync(certificateDir)).to.be.true();
+        expect((await engine.getVolume('ledger_data').inspect()).Name).to.equal('ledger_data');
         expect((await engine.getImage(`${registry}/gatehouse-test/bazaar:1`).inspect()).Id).to.exist();
-        expect((await admin.get('/api/apps/bazaar')).status).to.equal(404);
+        expect((await admin.get('/api/apps/ledger')).status).to.equal(404);
         // Without removeDns the record stays.
-        expect(await addressesAt(bind.server, `bazaar.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
+        expect(await addressesAt(bind.server, `ledger.${BASE_DOMAIN}`)).to.equal(['127.0.0.1']);
     });
 
     it('deletes with every option, archiving the data and never removing what was there before', async () => {
@@ -551,8 +585,8 @@ describe('deploy manager: deploying for real on Docker, nginx and ACME', { timeo
     });
 
     it('keeps a volume it cannot archive rather than lose its files', async () => {
-        const image = `${registry}/gatehouse-test/bazaar:1`;
-        await deployWithDataVolume('memo', 'bazaar');
+        const image = `${registry}/gatehouse-test/memo:1`;
+        await deployWithDataVolume('memo', 'memo');
         // Untagged while its container runs: once the container goes, no image of the app is left to read the volume with.
         const imageId = docker('image', 'inspect', '--format', '{{.Id}}', image);
         docker('rmi', '-f', image);

@@ -119,6 +119,18 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
         expect(reloaded.ok, reloaded.output).to.be.true();
     };
 
+    /** Puts the site back as `text` had it (no site when undefined), and has nginx load it. */
+    const restoreSite = async (text: string | undefined) => {
+        if (text === undefined) {
+            Fs.rmSync(sitePath, { force: true });
+        } else {
+            Fs.writeFileSync(sitePath, text);
+        }
+
+        const reloaded = await reloadNginx(server.context.config.host);
+        expect(reloaded.ok, reloaded.output).to.be.true();
+    };
+
     before(async () => {
         services = await startServices();
         server = await deployTestServer({ ...services.exports });
@@ -240,7 +252,14 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
     });
 
     it('probes the app through the real nginx, with the Host of its domain, and reports no certificate without one', async () => {
-        const before = await status();
+        // The app as it was made: no site and no certificate, whatever another test wrote for them.
+        Fs.rmSync(certificatePaths(server.context.config.apps.certificatesDir, domain).dir, { recursive: true, force: true });
+        await restoreSite(undefined);
+        const before = await until(
+            'nginx has no site for the app',
+            () => status(),
+            (body) => body.probe.http.statusCode === 404,
+        );
         expect(before.probe.http).to.include({
             url: `http://127.0.0.1:${services.exports.NGINX_HTTP_PORT}/`,
             host: domain,
@@ -331,6 +350,8 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
             expect(reloaded.ok, reloaded.output).to.be.true();
         };
 
+        // The site as this test found it, put back after.
+        const found = Fs.existsSync(sitePath) ? Fs.readFileSync(sitePath, 'utf8') : undefined;
         try {
             await reload(forwardAuthSite(webPort));
             const serving = await until(
@@ -352,12 +373,18 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
                 `nginx sends visitors to sign in, but its upstream http://127.0.0.1:${closedPort} did not answer`,
             );
         } finally {
-            await writeSite(true);
+            await restoreSite(found);
         }
     });
 
     it('gives each container its last lines, stdout and stderr demultiplexed, with timestamps', async () => {
-        const answer = await logs();
+        // busybox httpd -v logs each request on stderr: a request of this test's own, straight to the container.
+        expect((await fetch(`http://127.0.0.1:${webPort}/`)).status).to.equal(200);
+        const answer = await until(
+            'the web container logs the request',
+            () => logs(),
+            (body) => byService(body.services, 'web').lines.some((line) => line.stream === 'stderr'),
+        );
         expect(answer.tail).to.equal(200);
         expect(answer.services.map((entry) => entry.service)).to.equal(['console', 'web', 'worker']);
         const worker: ContainerLogs = byService(answer.services, 'worker');
@@ -380,27 +407,43 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
             { stream: 'stdout', text: 'tty line 2' },
         ]);
 
-        // busybox httpd -v logs each request on stderr; the probes above made some.
         const web = byService(answer.services, 'web');
         expect(web.lines.some((line) => line.stream === 'stderr')).to.be.true();
     });
 
     it('follows the logs live: the last lines, then each new one as the container writes it, one service kept', async () => {
-        const followed = await followEvents(viewer, `/api/apps/${APP}/logs/stream?tail=3&service=worker`);
+        // A container of its own to write to, so that the worker keeps the lines the other tests read.
+        const live = await dockerClient().createContainer({
+            name: `${APP}-live-1`,
+            Image: WEB_IMAGE,
+            Labels: composeLabels('live'),
+            Cmd: ['sh', '-c', 'echo "live 1"; echo "live 2" >&2; echo "live 3"; echo "live 4"; exec sleep 3600'],
+            HostConfig: { NetworkMode: NETWORK },
+        });
+        const followed = await (async () => {
+            await live.start();
+            await until(
+                'the live container wrote its lines',
+                () => logs(),
+                (body) => body.services.find((entry) => entry.service === 'live')?.lines.length === 4,
+            );
+            return followEvents(viewer, `/api/apps/${APP}/logs/stream?tail=3&service=live`);
+        })().catch(async (error: unknown) => {
+            await live.remove({ force: true });
+            throw error;
+        });
         try {
             const lines = () =>
                 followed.messages.filter((message) => message.event === 'line').map((message) => JSON.parse(message.data) as FollowedLine);
-            await waitUntil('the last three lines of the worker', () => lines().length >= 3, { timeoutMs: 30_000, intervalMs: 50 });
+            await waitUntil('the last three lines of the live container', () => lines().length >= 3, { timeoutMs: 30_000, intervalMs: 50 });
             expect(lines().map(({ service, container }) => ({ service, container }))).to.equal(
-                Array.from({ length: 3 }, () => ({ service: 'worker', container: `${APP}-worker-1` })),
+                Array.from({ length: 3 }, () => ({ service: 'live', container: `${APP}-live-1` })),
             );
             for (const line of lines()) expect(line.time).to.match(RFC3339);
 
             // Something new in the container: its line arrives on the open stream.
             const mark = `live-${Crypto.randomBytes(4).toString('hex')}`;
-            const exec = await dockerClient()
-                .getContainer(`${APP}-worker-1`)
-                .exec({ Cmd: ['sh', '-c', `echo ${mark} > /proc/1/fd/1`] });
+            const exec = await live.exec({ Cmd: ['sh', '-c', `echo ${mark} > /proc/1/fd/1`] });
             await exec.start({ Detach: true });
             await waitUntil('the new line on the stream', () => lines().some((line) => line.text === mark), {
                 timeoutMs: 30_000,
@@ -410,6 +453,7 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
             expect(followed.ended).to.be.false();
         } finally {
             followed.close();
+            await live.remove({ force: true });
         }
 
         const empty = await followEvents(viewer, `/api/apps/${APP}/logs/stream?service=nosuchservice`);
