@@ -401,3 +401,14 @@ export async function checkNoSidewaysScroll(page: Page): Promise<void> {
         throw new Error(`${page.url()} is ${widths.scrollWidth} px wide at ${widths.innerWidth} px: ${widths.wide.join(', ')}`);
     }
 }
+
+/** Goes to `url`, letting the page go whatever an earlier test left unsaved there (it asks before it is left). */
+export async function goLeavingUnsaved(page: Page, url: string): Promise<void> {
+    const leave = (dialog: { accept(): Promise<void> }) => void dialog.accept();
+    page.on('dialog', leave);
+    try {
+        await page.goto(url);
+    } finally {
+        page.off('dialog', leave);
+    }
+}

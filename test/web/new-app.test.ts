@@ -15,7 +15,16 @@ import { type DockerHubStandIn, startDockerHub } from '../support/docker-hub.ts'
 import { buildWebImage, removeProjects } from '../support/images.ts';
 import { type RunningServices, startServices } from '../support/services.ts';
 import { runToEnd } from '../support/sse.ts';
-import { ADMIN_ACCOUNT, checkAccessibility, type PageProblems, screenshot, startWebServer, watchPage, type WebServer } from './harness.ts';
+import {
+    ADMIN_ACCOUNT,
+    checkAccessibility,
+    type PageProblems,
+    screenshot,
+    startWebServer,
+    watchPage,
+    type WebServer,
+    goLeavingUnsaved,
+} from './harness.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -110,16 +119,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     const stepHeading = (name: string) => page.getByRole('heading', { level: 2, name });
     const next = async (label: RegExp) => await page.getByRole('button', { name: label }).click();
 
-    /** Goes to `url`, letting the page go whatever a test that failed left unsaved. */
-    const go = async (url: string) => {
-        const leave = (dialog: { accept(): Promise<void> }) => void dialog.accept();
-        page.on('dialog', leave);
-        try {
-            await page.goto(url);
-        } finally {
-            page.off('dialog', leave);
-        }
-    };
+    const go = async (url: string) => await goLeavingUnsaved(page, url);
 
     /**
      * Makes the draft `name` as the wizard leaves it on reaching `step`, through the API: made from the typed image,

@@ -5,7 +5,15 @@ import type { Page } from 'playwright-core';
 
 import type { Browser } from '../helpers/browser.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { checkAccessibility, openAdminPage, type PageProblems, screenshot, startWebServer, type WebServer } from './harness.ts';
+import {
+    checkAccessibility,
+    openAdminPage,
+    type PageProblems,
+    screenshot,
+    startWebServer,
+    type WebServer,
+    goLeavingUnsaved,
+} from './harness.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -61,16 +69,7 @@ describe('web UI: a draft in the making, its variables asked for in order and it
         return asked;
     };
 
-    /** Goes to `url`, letting the page go whatever it has unsaved (the guards' tests leave some). */
-    const go = async (url: string) => {
-        const leave = (dialog: { accept(): Promise<void> }) => void dialog.accept();
-        page.on('dialog', leave);
-        try {
-            await page.goto(url);
-        } finally {
-            page.off('dialog', leave);
-        }
-    };
+    const go = async (url: string) => await goLeavingUnsaved(page, url);
 
     /** A draft at the nginx step whose compose file has GREETING=${GREETING} (added in the compose step's form) and no value for it. */
     const makeGreetedDraft = async (name: string) => {
