@@ -13,7 +13,15 @@ import { networkGateway } from '../host/docker-client.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { logLines } from '../host/docker-logs.ts';
 import type { JournalEntry } from './run-journal.ts';
-import { type DependencyCondition, type ProjectPlan, type ServicePlan, configHash } from './compose-plan.ts';
+import {
+    type ContainerFiles,
+    type DependencyCondition,
+    type ProjectPlan,
+    type ServicePlan,
+    configHash,
+    containerFilesOf,
+} from './compose-plan.ts';
+import { tarOf } from './file-archive.ts';
 import { crashOf, describeCrash, hasActiveHealthcheck, lastExitCode } from './container-health.ts';
 import { type PullImagesOptions, imagesAtHand, imagesOf, pullImages } from './image-pull.ts';
 import {
@@ -105,12 +113,14 @@ export class ComposeEngine implements AppEngine {
     async up(plan: ProjectPlan, imageIds: Map<string, string>, options: UpOptions, outcome = freshOutcome()): Promise<UpOutcome> {
         this.#beforeReplacing = options.beforeReplacing;
         try {
+            const files = containerFilesOf(plan);
             await this.#ensureNetworks(plan, outcome);
             await this.#ensureVolumes(plan, outcome);
             const existing = await this.#recoverSetAside(await this.projectContainers(plan.project));
             for (const service of plan.services) {
                 await this.#waitForDependencies(plan, service, options);
-                await this.#upService(service, imageIds.get(service.image) ?? '', existing, outcome);
+                const imageId = imageIds.get(service.image) ?? '';
+                await this.#upService(service, imageId, files.get(service.service) ?? { files: [], fingerprints: [] }, existing, outcome);
             }
 
             await this.#setAsideOrphans(plan, existing, outcome);
@@ -159,8 +169,14 @@ export class ComposeEngine implements AppEngine {
         }
     }
 
-    async #upService(service: ServicePlan, imageId: string, existing: Docker.ContainerInfo[], outcome: UpOutcome): Promise<void> {
-        const hash = configHash(service, imageId);
+    async #upService(
+        service: ServicePlan,
+        imageId: string,
+        files: ContainerFiles,
+        existing: Docker.ContainerInfo[],
+        outcome: UpOutcome,
+    ): Promise<void> {
+        const hash = configHash(service, imageId, files.fingerprints);
         const current = existing.find((container) => container.Labels[LABEL.service] === service.service);
         if (current && current.Labels[LABEL.hash] === hash) {
             const handle = this.#docker.getContainer(current.Id);
@@ -192,6 +208,11 @@ export class ComposeEngine implements AppEngine {
         outcome.created.push(container.id);
         for (const network of service.extraNetworks) {
             await this.#docker.getNetwork(network.name).connect({ Container: container.id, EndpointConfig: { Aliases: network.aliases } });
+        }
+
+        if (files.files.length > 0) {
+            // As `docker compose` does for secrets it cannot bind: copied in before the first start, with owner and mode.
+            await container.putArchive(tarOf(files.files), { path: '/' });
         }
 
         await container.start();

@@ -15,6 +15,7 @@ import type { ComposeDependency, ComposeHealthcheck, ComposeService, ComposeSpec
 import { isPlainObject } from '../compose/shape-reader.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { parseEnvFile, splitCommand } from './env-file.ts';
+import type { ArchiveFile } from './file-archive.ts';
 
 /** The Compose version our labels imitate; `docker compose` only reads it. */
 const COMPOSE_VERSION = '2.29.0';
@@ -33,6 +34,8 @@ export interface ServicePlan {
     create: Docker.ContainerCreateOptions;
     /** The compose file's entry it was planned from: a Swarm reads its `deploy:` keys (swarm-plan.ts). */
     source: ComposeService;
+    /** The secrets and configs it names, as files of its container (compose mode) or its tasks (a Swarm). */
+    objectFiles: ObjectFile[];
 }
 
 export interface ProjectPlan {
@@ -42,7 +45,7 @@ export interface ProjectPlan {
     volumes: Array<{ name: string; external: boolean }>;
     /** In start order: every service after the services it depends on. */
     services: ServicePlan[];
-    /** The top-level secrets and configs: a Swarm makes them (swarm-plan.ts); containers of compose mode use none. */
+    /** The top-level secrets and configs: a Swarm makes them objects (swarm-plan.ts); compose mode copies them in (containerFilesOf). */
     objects: DeclaredObject[];
 }
 
@@ -56,6 +59,19 @@ export type ObjectKind = 'secret' | 'config';
 export type DeclaredObject = { kind: ObjectKind; key: string } & (
     { external: string } | { read: () => Buffer; fingerprint: (value: Buffer) => string }
 );
+
+/**
+ * A secret or config a service names (`secrets: [db_password]`, or the long syntax with `source`, `target`, `uid`,
+ * `gid`, `mode`), with Docker's defaults: mode 0444, owned by root.
+ */
+export interface ObjectFile {
+    object: DeclaredObject;
+    /** As written, or the default: a secret's `source` (under /run/secrets), a config's `/<source>`. */
+    target: string;
+    uid: string;
+    gid: string;
+    mode: number;
+}
 
 export interface PlanInput {
     project: string;
@@ -90,8 +106,9 @@ export function planProject(spec: ComposeSpec, input: PlanInput): ProjectPlan {
     }));
     const networkName = (key: string) => networks.find((network) => network.key === key)?.name ?? `${input.project}_${key}`;
     const volumeName = (key: string) => volumes.find((volume) => volume.key === key)?.name ?? `${input.project}_${key}`;
+    const objects = declaredObjects(spec, input);
     const services = startOrder(spec).map((name) =>
-        planService(name, spec.services[name] as ComposeService, input, { networkName, volumeName }),
+        planService(name, spec.services[name] as ComposeService, input, { networkName, volumeName, objects }),
     );
     return {
         project: input.project,
@@ -99,7 +116,7 @@ export function planProject(spec: ComposeSpec, input: PlanInput): ProjectPlan {
         networks: networks.map(({ name, external }) => ({ name, external })),
         volumes: volumes.map(({ name, external }) => ({ name, external })),
         services,
-        objects: declaredObjects(spec, input),
+        objects,
     };
 }
 
@@ -133,6 +150,77 @@ function declaredObject(kind: ObjectKind, key: string, entry: unknown, input: Pl
             );
         },
     };
+}
+
+/** The service's `secrets:` and `configs:` lists, each entry matched with its top-level declaration. */
+function objectFilesOf(name: string, service: ComposeService, objects: DeclaredObject[]): ObjectFile[] {
+    return (['secret', 'config'] as const).flatMap((kind) => {
+        const at = `services.${name}.${kind}s`;
+        const written = service.extra?.[`${kind}s`] ?? [];
+        if (!Array.isArray(written)) {
+            throw new PlanError(`${at}: must be a list`);
+        }
+
+        return written.map((entry: unknown) => {
+            const reference = referenceOf(at, entry);
+            const object = objects.find((candidate) => candidate.kind === kind && candidate.key === reference.source);
+            if (!object) {
+                throw new PlanError(`${at}: no ${kind} ${reference.source} is declared under ${kind}s`);
+            }
+
+            return {
+                object,
+                target: reference.target ?? (kind === 'secret' ? reference.source : `/${reference.source}`),
+                uid: idOf(at, 'uid', reference.uid),
+                gid: idOf(at, 'gid', reference.gid),
+                mode: modeOf(at, reference.mode),
+            };
+        });
+    });
+}
+
+interface ObjectReference {
+    source: string;
+    target?: string;
+    uid?: string | number;
+    gid?: string | number;
+    mode?: string | number;
+}
+
+function referenceOf(at: string, entry: unknown): ObjectReference {
+    if (typeof entry === 'string') {
+        return { source: entry };
+    }
+
+    if (isPlainObject(entry) && typeof entry.source === 'string') {
+        return entry as unknown as ObjectReference;
+    }
+
+    throw new PlanError(`${at}: each entry is a name, or a mapping with source: (and target:, uid:, gid:, mode:)`);
+}
+
+/** A numeric user or group id (root's when none is given). */
+function idOf(at: string, field: 'uid' | 'gid', id: string | number | undefined): string {
+    const text = String(id ?? '0');
+    if (!/^\d{1,7}$/.test(text)) throw new PlanError(`${at}: ${field} ${text} is not a numeric ${field === 'uid' ? 'user' : 'group'} id`);
+    return text;
+}
+
+/** A number (`0440` is octal in a compose file, as Compose reads it) or octal text. */
+function modeOf(at: string, mode: string | number | undefined): number {
+    if (mode === undefined) return 0o444;
+    if (typeof mode === 'number') return mode;
+    if (/^0?[0-7]{1,4}$/.test(mode)) return parseInt(mode, 8);
+    throw new PlanError(`${at}: ${mode} is not a file mode (write 0440)`);
+}
+
+/**
+ * Where a container of compose mode finds the file, as `docker compose` puts it: a secret's relative target under
+ * /run/secrets, a config's relative target under /.
+ */
+export function containerPathOf(file: ObjectFile): string {
+    if (file.target.startsWith('/')) return file.target;
+    return file.object.kind === 'secret' ? `/run/secrets/${file.target}` : `/${file.target}`;
 }
 
 function readObjectFile(at: string, path: string): Buffer {
@@ -202,6 +290,7 @@ export function startOrder(spec: ComposeSpec): string[] {
 interface Namers {
     networkName: (key: string) => string;
     volumeName: (key: string) => string;
+    objects: DeclaredObject[];
 }
 
 function planService(name: string, service: ComposeService, input: PlanInput, namers: Namers): ServicePlan {
@@ -267,14 +356,49 @@ function planService(name: string, service: ComposeService, input: PlanInput, na
         extraNetworks: service.network_mode ? [] : extraNetworks,
         create,
         source: service,
+        objectFiles: objectFilesOf(name, service, namers.objects),
     };
 }
 
-/** The hash a container carries: its whole creation request and the image it runs, so a new image recreates it. */
-export function configHash(plan: ServicePlan, imageId: string): string {
-    return Crypto.createHash('sha256')
-        .update(JSON.stringify({ create: plan.create, extraNetworks: plan.extraNetworks, imageId }))
-        .digest('hex');
+/**
+ * The hash a container carries: its whole creation request and the image it runs, so a new image recreates it, and
+ * the files put in it (keyed fingerprints of their values, from ContainerFiles), so a changed secret does too.
+ */
+export function configHash(plan: ServicePlan, imageId: string, files: string[] = []): string {
+    const hashed = { create: plan.create, extraNetworks: plan.extraNetworks, imageId, ...(files.length > 0 ? { files } : {}) };
+    return Crypto.createHash('sha256').update(JSON.stringify(hashed)).digest('hex');
+}
+
+/** What compose mode puts in a service's container before it starts: its secrets and configs, and their fingerprints. */
+export interface ContainerFiles {
+    files: ArchiveFile[];
+    fingerprints: string[];
+}
+
+/**
+ * Each service's secrets and configs read for compose mode, before anything is created: an external one is a Swarm's
+ * object, which compose mode has no way to read (as `docker compose` refuses it without a Swarm).
+ */
+export function containerFilesOf(plan: ProjectPlan): Map<string, ContainerFiles> {
+    return new Map(
+        plan.services.map((service) => {
+            const files = service.objectFiles.map((file) => {
+                const { object } = file;
+                if ('external' in object) {
+                    throw new PlanError(
+                        `${object.kind}s.${object.key}: an external ${object.kind} is a Swarm's (DEPLOY_ENGINE=swarm); give file: or environment:`,
+                    );
+                }
+
+                const content = object.read();
+                const path = containerPathOf(file);
+                const fingerprint = `${path} ${file.uid}:${file.gid} ${file.mode.toString(8)} ${object.fingerprint(content)}`;
+                return { archived: { path, content, uid: Number(file.uid), gid: Number(file.gid), mode: file.mode }, fingerprint };
+            });
+            const contents = { files: files.map(({ archived }) => archived), fingerprints: files.map(({ fingerprint }) => fingerprint) };
+            return [service.service, contents];
+        }),
+    );
 }
 
 function serviceNetworks(name: string, service: ComposeService): Array<{ key: string; aliases: string[] }> {

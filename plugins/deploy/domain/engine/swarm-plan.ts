@@ -11,7 +11,6 @@ import Crypto from 'node:crypto';
 import type Docker from 'dockerode';
 
 import type { ComposeService } from '../compose/compose-types.ts';
-import { isPlainObject } from '../compose/shape-reader.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { type DeclaredObject, type ObjectKind, type ProjectPlan, type ServicePlan, PlanError, durationNs } from './compose-plan.ts';
 
@@ -173,65 +172,21 @@ function planStackService(project: string, service: ServicePlan, objects: StackO
     return { service: service.service, name: spec.Name as string, dependsOn: service.dependsOn, replicas, spec: withHash(spec) };
 }
 
-interface ObjectReference {
-    source: string;
-    target?: string;
-    uid?: string | number;
-    gid?: string | number;
-    mode?: string | number;
-}
-
-type ObjectFile = { Name: string; UID: string; GID: string; Mode: number };
+type ObjectFileSpec = { Name: string; UID: string; GID: string; Mode: number };
 
 /** The secrets and configs the service names, as files of its tasks; their IDs are added once they exist (swarm-objects.ts). */
 function mountedObjects(service: ServicePlan, objects: StackObjectPlan[]): Pick<Docker.ContainerSpec, 'Secrets' | 'Configs'> {
-    const secrets = referencesOf(service, 'secret', objects).map(({ name, file }) => ({ SecretName: name, File: file }));
-    const configs = referencesOf(service, 'config', objects).map(({ name, file }) => ({ ConfigName: name, File: file }));
+    const mounted = (kind: ObjectKind) =>
+        service.objectFiles
+            .filter((file) => file.object.kind === kind)
+            .map((file) => {
+                const object = objects.find((candidate) => candidate.kind === kind && candidate.key === file.object.key);
+                const spec: ObjectFileSpec = { Name: file.target, UID: file.uid, GID: file.gid, Mode: file.mode };
+                return { name: object?.name ?? file.object.key, file: spec };
+            });
+    const secrets = mounted('secret').map(({ name, file }) => ({ SecretName: name, File: file }));
+    const configs = mounted('config').map(({ name, file }) => ({ ConfigName: name, File: file }));
     return { ...(secrets.length > 0 ? { Secrets: secrets } : {}), ...(configs.length > 0 ? { Configs: configs } : {}) };
-}
-
-/**
- * The short syntax (`- db_password`) or the long one (`source`, `target`, `uid`, `gid`, `mode`), with Docker's
- * defaults: a secret at /run/secrets/<key>, a config at /<key>, mode 0444, owned by root.
- */
-function referencesOf(service: ServicePlan, kind: ObjectKind, objects: StackObjectPlan[]): Array<{ name: string; file: ObjectFile }> {
-    const at = `services.${service.service}.${kind}s`;
-    const written = service.source.extra?.[`${kind}s`] ?? [];
-    if (!Array.isArray(written)) {
-        throw new PlanError(`${at}: must be a list`);
-    }
-
-    return written.map((entry: unknown) => {
-        const reference = referenceOf(at, entry);
-        const object = objects.find((candidate) => candidate.kind === kind && candidate.key === reference.source);
-        if (!object) {
-            throw new PlanError(`${at}: no ${kind} ${reference.source} is declared under ${kind}s`);
-        }
-
-        const Name = reference.target ?? (kind === 'secret' ? reference.source : `/${reference.source}`);
-        const file = { Name, UID: String(reference.uid ?? '0'), GID: String(reference.gid ?? '0'), Mode: modeOf(at, reference.mode) };
-        return { name: object.name, file };
-    });
-}
-
-function referenceOf(at: string, entry: unknown): ObjectReference {
-    if (typeof entry === 'string') {
-        return { source: entry };
-    }
-
-    if (isPlainObject(entry) && typeof entry.source === 'string') {
-        return entry as unknown as ObjectReference;
-    }
-
-    throw new PlanError(`${at}: each entry is a name, or a mapping with source: (and target:, uid:, gid:, mode:)`);
-}
-
-/** A number (`0440` is octal in a compose file, as Compose reads it) or octal text. */
-function modeOf(at: string, mode: string | number | undefined): number {
-    if (mode === undefined) return 0o444;
-    if (typeof mode === 'number') return mode;
-    if (/^0?[0-7]{1,4}$/.test(mode)) return parseInt(mode, 8);
-    throw new PlanError(`${at}: ${mode} is not a file mode (write 0440)`);
 }
 
 function definedOnly<T extends object>(value: T): T {
