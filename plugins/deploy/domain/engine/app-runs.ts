@@ -72,10 +72,19 @@ function planOf(context: RunContext, compose: string): ProjectPlan {
     });
 }
 
-/** The key that names a swarm's secrets and configs after their values: the server's own, derived for this use. */
+const objectNameKeys = new WeakMap<RunContext, Buffer>();
+
+/**
+ * The key that names a swarm's secrets and configs after their values (and fingerprints them in compose mode's
+ * container hashes): the server's own, derived for this use, once per run.
+ */
 function objectNameKey(context: RunContext): Buffer {
+    const known = objectNameKeys.get(context);
+    if (known) return known;
     const masterKey = loadMasterKey(context.config.dataDir, context.config.masterKey);
-    return Crypto.createHmac('sha256', masterKey).update('swarm object names').digest();
+    const key = Crypto.createHmac('sha256', masterKey).update('swarm object names').digest();
+    objectNameKeys.set(context, key);
+    return key;
 }
 
 /**
