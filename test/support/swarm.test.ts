@@ -1,7 +1,8 @@
-// needs: docker, alone
+// needs: docker, exclusive:swarm
 /**
- * The swarm harness (swarm.ts) gives a real two-node swarm: checked here through the Docker API alone. `alone`: the
- * machine's engine becomes a swarm manager for the file's length, which no other file should see.
+ * The swarm harness (swarm.ts) gives a real two-node swarm: checked here through the Docker API alone.
+ * `exclusive:swarm`: the harness's names (netns, links, the manager's swarm) are fixed, so one swarm file runs at a
+ * time; the other Docker files run beside it, as an engine that is a swarm manager runs plain containers as before.
  */
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';

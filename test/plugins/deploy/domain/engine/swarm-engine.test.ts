@@ -1,4 +1,4 @@
-// needs: docker, alone
+// needs: docker, exclusive:swarm
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';

@@ -1,4 +1,4 @@
-// needs: docker, alone
+// needs: docker, exclusive:swarm
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
