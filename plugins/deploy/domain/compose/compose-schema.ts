@@ -88,6 +88,12 @@ function amendSchema(schema: SchemaNode): SchemaNode {
     Object.assign(dependency, { required: { type: 'boolean' }, restart: { type: 'boolean' } });
     const healthcheck = (definitions.healthcheck as SchemaNode).properties as SchemaNode;
     healthcheck.start_interval = { type: 'string', format: 'duration' };
+    // A secret's or config's value from a variable (`environment: NAME`), a config's written inline (`content:`).
+    ((definitions.secret as SchemaNode).properties as SchemaNode).environment = { type: 'string' };
+    Object.assign((definitions.config as SchemaNode).properties as SchemaNode, {
+        environment: { type: 'string' },
+        content: { type: 'string' },
+    });
     return schema;
 }
 

@@ -137,7 +137,7 @@ function declaredObject(kind: ObjectKind, key: string, entry: unknown, input: Pl
         return { kind, key, external: interpolate(name, input.values) };
     }
 
-    const { file, environment } = declared;
+    const { file, environment, content } = declared;
     return {
         kind,
         key,
@@ -145,8 +145,9 @@ function declaredObject(kind: ObjectKind, key: string, entry: unknown, input: Pl
         read: () => {
             if (typeof file === 'string') return readObjectFile(at, hostPathOf(interpolate(file, input.values), input.workingDir));
             if (typeof environment === 'string') return valueOfVariable(at, environment, input.values);
+            if (kind === 'config' && typeof content === 'string') return Buffer.from(interpolate(content, input.values));
             throw new PlanError(
-                `${at}: give file: (a file of the app's folder), environment: (a variable of the secrets file) or external: true`,
+                `${at}: give file: (a file of the app's folder), environment: (a variable of the secrets file)${kind === 'config' ? ', content:' : ''} or external: true`,
             );
         },
     };

@@ -75,7 +75,10 @@ function initCommands(commands: string[], values: Record<string, string>): Pick<
 }
 
 function describe(findings: Finding[]): string {
-    return findings.map((finding) => `${finding.path}: ${finding.message}`).join('; ');
+    // The schema's findings say their path themselves.
+    return findings
+        .map((finding) => (finding.message.startsWith(`${finding.path}: `) ? finding.message : `${finding.path}: ${finding.message}`))
+        .join('; ');
 }
 
 /** The model or the text, whichever the mode names; the other must not be sent. */

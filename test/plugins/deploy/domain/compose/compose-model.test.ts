@@ -115,11 +115,17 @@ describe('compose model: round trips of real-world files', () => {
         expect(extended.services.radarr?.logging).to.equal({ driver: 'json-file', options: { 'max-size': '10m', 'max-file': '3' } });
 
         const secrets = parseCompose(fixture('12-secrets-configs.yaml'));
-        expect(secrets.extra?.secrets).to.equal({ db_password: { file: './secrets/db_password.txt' } });
-        expect(secrets.extra?.configs).to.equal({ pg_conf: { file: './postgresql.conf' } });
+        expect(secrets.extra?.secrets).to.equal({
+            db_password: { file: './secrets/db_password.txt' },
+            api_token: { environment: 'API_TOKEN' },
+        });
+        expect(secrets.extra?.configs).to.equal({
+            pg_conf: { file: './postgresql.conf' },
+            motd: { content: 'Welcome to the invoices app\n' },
+        });
         expect(secrets.services.app?.extra?.deploy).to.equal({ resources: { limits: { cpus: '0.50', memory: '512M' } } });
         // 0440 is octal, as Compose reads it.
-        expect(secrets.services.app?.extra?.secrets).to.equal([{ source: 'db_password', target: 'db_password', mode: 0o440 }]);
+        expect(secrets.services.app?.extra?.secrets).to.equal([{ source: 'db_password', target: 'db_password', mode: 0o440 }, 'api_token']);
         expect(parseCompose(fixture('11-profiles.yaml')).services.debug?.extra).to.equal({ profiles: ['debug', 'tools'] });
     });
 

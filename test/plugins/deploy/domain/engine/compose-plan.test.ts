@@ -60,6 +60,18 @@ describe('deploy engine, compose mode: where a service finds its secrets and con
         expect(read?.fingerprints.join(' ')).to.not.contain('value-of');
     });
 
+    it('reads a config written inline (content:), its variables filled from the secrets', () => {
+        const plan = planOf(
+            ['services:', '  web:', '    image: web', '    configs: [motd]', 'configs:', '  motd:', '    content: "hello ${WHO}"'],
+            { WHO: 'world' },
+        );
+        expect(
+            containerFilesOf(plan)
+                .get('web')
+                ?.files.map((file) => [file.path, file.content.toString()]),
+        ).to.equal([['/motd', 'hello world']]);
+    });
+
     it('refuses an owner that is not a number, an undeclared source and a missing value, naming the entry', () => {
         const service = ['services:', '  web:', '    image: web'];
         expect(() =>
