@@ -1,5 +1,4 @@
 // needs: docker
-import { spawn } from 'node:child_process';
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -10,14 +9,13 @@ import Docker from 'dockerode';
 
 import { runs } from '../../../../../plugins/deploy/domain/runs/run-service.ts';
 import { certificatePaths } from '../../../../../plugins/deploy/domain/host/certificate-info.ts';
-import { ROOT_DIR } from '../../../../../server.ts';
 import type { Browser } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 import { appHostPorts } from '../../../../helpers/server.ts';
-import { waitUntil } from '../../../../helpers/wait.ts';
 import { type AuthentikStandIn, startAuthentikStandIn } from '../../../../support/authentik/index.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
+import { killRunAt as killRun } from '../../../../support/killed-run.ts';
 import { runToEnd } from '../../../../support/sse.ts';
 
 export const lab = Lab.script();
@@ -27,7 +25,6 @@ const composeOf = (image: string, port: number) =>
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 
-const DEPLOY_AND_PAUSE = Path.join(ROOT_DIR, 'test', 'fixtures', 'jobs', 'deploy-and-pause.ts');
 const BASE_DOMAIN = 'apps.test';
 const suffix = Crypto.randomBytes(3).toString('hex');
 const STARTED = `killedup-${suffix}`;
@@ -86,47 +83,8 @@ describe('deploy manager: a run killed half-way is undone from its journal when 
         services?.stop();
     });
 
-    /**
-     * Starts a run of the app (a deploy, or the operation given with its request body) in a server process that
-     * waits at `step`, kills it there, and answers the run's id once another server has taken the run over.
-     */
-    async function killRunAt(app: string, step: string, operation = 'deploy', body: unknown = {}): Promise<number> {
-        const pauseFile = Path.join(server.context.dataDir, `paused-${app}`);
-        const owner = spawn(process.execPath, ['--import', 'tsx', DEPLOY_AND_PAUSE], {
-            cwd: ROOT_DIR,
-            env: {
-                ...process.env,
-                ...environment,
-                DATA_DIR: server.context.dataDir,
-                DATABASE_URL: server.context.database.databaseUrl,
-                APP: app,
-                OPERATION: operation,
-                BODY: JSON.stringify(body),
-                GATEHOUSE_TEST_PAUSE_AT: step,
-                GATEHOUSE_TEST_PAUSE_FILE: pauseFile,
-            },
-            stdio: ['ignore', 'pipe', 'inherit'],
-        });
-        try {
-            let printed = '';
-            owner.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-            // The run may reach an early step before the process has said its id: both are waited for.
-            await waitUntil(`the ${operation} run of ${app} reached ${step}`, () => Fs.existsSync(pauseFile) && /run \d+/.test(printed), {
-                timeoutMs: 300_000,
-                intervalMs: 100,
-            });
-            const runId = Number(/run (\d+)/.exec(printed)?.[1]);
-            owner.kill('SIGKILL');
-            const service = runs(server.context.server);
-            await waitUntil(`the killed run of ${app} is taken over`, async () => (await service.get(runId)).state === 'interrupted', {
-                timeoutMs: 120_000,
-                intervalMs: 100,
-            });
-            return runId;
-        } finally {
-            owner.kill('SIGKILL');
-        }
-    }
+    const killRunAt = async (app: string, step: string, operation = 'deploy', body: unknown = {}) =>
+        await killRun({ context: server.context, environment, app, step, operation, body });
 
     const deploy = async (app: string) => {
         const deployed = await runToEnd(admin, await admin.post(`/api/apps/${app}/deploy`, {}));
