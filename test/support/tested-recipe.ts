@@ -105,8 +105,22 @@ export async function expectShippedAsTested(
     expect(listed.recipes.find((candidate) => candidate.id === expected.id)?.level).to.equal('tested');
 }
 
-/** Deploys the app with the recipe's method, which the app's identity names; answers the run's check of the sign-in. */
+const deploys = new WeakMap<TestedRecipeApp, Map<string, Promise<string>>>();
+
+/**
+ * Deploys the app with the recipe's method, which the app's identity names; answers the run's check of the sign-in.
+ * Once: the first call deploys, whichever test makes it, and later calls answer the same (each test that needs the
+ * app deployed calls it, so that the tests pass in any order and alone).
+ */
 export async function deployThroughRecipe(tested: TestedRecipeApp, app: string, method: string): Promise<string> {
+    const ofTested = deploys.get(tested) ?? new Map<string, Promise<string>>();
+    deploys.set(tested, ofTested);
+    const deploy = ofTested.get(app) ?? deployOnce(tested, app, method);
+    ofTested.set(app, deploy);
+    return await deploy;
+}
+
+async function deployOnce(tested: TestedRecipeApp, app: string, method: string): Promise<string> {
     const { admin } = tested.scene;
     const shown = (await admin.get(`/api/apps/${app}`)).body as { app: { identity: { method: string; recipe: { id: string } } } };
     expect(shown.app.identity.recipe.id).to.equal(tested.recipe.id);

@@ -55,6 +55,7 @@ describe('the DokuWiki recipe (auto-login with a form), tested on Debian’s dok
     });
 
     it('a member of the chosen group is handed DokuWiki’s session after the provider’s sign-in', async () => {
+        await deployThroughRecipe(tested, APP, 'autologin');
         const visitor = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(visitor, tested.url('/__svc/autologin'), 'writer', 'writer-password');
         expect(last(hops).status, JSON.stringify(hops.map((hop) => [hop.status, hop.url]))).to.equal(200);

@@ -65,6 +65,7 @@ describe('the Icinga Web 2 recipe (username from the proxy), tested on Debian’
     });
 
     it('each member of the group is signed in to Icinga Web 2 as themselves; only the admin account may configure it', async () => {
+        await deployThroughRecipe(tested, APP, 'header');
         const asAdmin = await dashboardOf(ICINGAWEB2_ADMIN, 'ops-admin-password');
         expect(asAdmin.status).to.equal(200);
         expect(asAdmin.body).to.contain(ICINGAWEB2_ADMIN);
@@ -78,6 +79,7 @@ describe('the Icinga Web 2 recipe (username from the proxy), tested on Debian’
     });
 
     it('a visitor naming another user in Remote-User is still known as who signed in at the provider', async () => {
+        await deployThroughRecipe(tested, APP, 'header');
         const visitor = new Visitor(BASE_DOMAIN);
         await signInThroughProvider(visitor, tested.url('/icingaweb2/dashboard'), 'night-shift', 'night-shift-password');
         const forged = await visitor.request('GET', tested.url('/icingaweb2/dashboard'), undefined, { 'Remote-User': ICINGAWEB2_ADMIN });

@@ -54,6 +54,7 @@ describe('the MediaWiki recipe (auto-login with a form), tested on Debian’s me
     });
 
     it('a member of the chosen group is handed MediaWiki’s session after the provider’s sign-in', async () => {
+        await deployThroughRecipe(tested, APP, 'autologin');
         const visitor = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(visitor, tested.url('/__svc/autologin'), 'writer', 'writer-password');
         expect(last(hops).status, JSON.stringify(hops.map((hop) => [hop.status, hop.url]))).to.equal(200);

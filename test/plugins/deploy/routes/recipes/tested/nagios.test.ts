@@ -58,6 +58,7 @@ describe('the Nagios recipe (HTTP Basic), tested on Debian’s nagios4', { timeo
     });
 
     it('a member of the chosen group is the shared account in Nagios’s CGIs, with no login of its own', async () => {
+        await deployThroughRecipe(tested, APP, 'basic');
         const visitor = new Visitor(BASE_DOMAIN);
         expect(last(await signInThroughProvider(visitor, tested.url(TACTICAL_OVERVIEW), 'watcher', 'watcher-password')).status).to.be.below(
             500,
@@ -68,6 +69,7 @@ describe('the Nagios recipe (HTTP Basic), tested on Debian’s nagios4', { timeo
     });
 
     it('someone outside the group is kept out, and the app alone still asks for its account', async () => {
+        await deployThroughRecipe(tested, APP, 'basic');
         const outsider = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(outsider, tested.url(TACTICAL_OVERVIEW), 'outsider', 'outsider-password');
         expect(last(hops).body).to.not.contain(SIGNED_IN);

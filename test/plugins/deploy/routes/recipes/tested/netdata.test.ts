@@ -54,6 +54,7 @@ describe('the Netdata recipe (no login of its own), tested on Debian’s netdata
     });
 
     it('a member of the chosen group sees the dashboard and its API past the provider', async () => {
+        await deployThroughRecipe(tested, APP, 'none');
         const visitor = new Visitor(BASE_DOMAIN);
         expect(last(await signInThroughProvider(visitor, tested.url('/'), 'oncall', 'oncall-password')).status).to.be.below(500);
         const page = await visitor.request('GET', tested.url('/'));
@@ -65,6 +66,7 @@ describe('the Netdata recipe (no login of its own), tested on Debian’s netdata
     });
 
     it('someone outside the group, or no one signed in, never reaches it', async () => {
+        await deployThroughRecipe(tested, APP, 'none');
         const outsider = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(outsider, tested.url('/'), 'guest', 'guest-password');
         expect(last(hops).body).to.not.contain(DASHBOARD);

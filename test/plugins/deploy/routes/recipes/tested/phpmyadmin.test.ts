@@ -55,6 +55,7 @@ describe('the phpMyAdmin recipe (its login off), tested on Debian’s phpmyadmin
     });
 
     it('a member of the chosen group lands in phpMyAdmin with its database account, without a login form', async () => {
+        await deployThroughRecipe(tested, APP, 'none');
         const visitor = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(visitor, tested.url('/'), 'dba', 'dba-password');
         expect(last(hops).status).to.be.below(500);
@@ -65,6 +66,7 @@ describe('the phpMyAdmin recipe (its login off), tested on Debian’s phpmyadmin
     });
 
     it('someone outside the group never reaches it', async () => {
+        await deployThroughRecipe(tested, APP, 'none');
         const outsider = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(outsider, tested.url('/'), 'intern', 'intern-password');
         expect(last(hops).body).to.not.contain(SIGNED_IN);

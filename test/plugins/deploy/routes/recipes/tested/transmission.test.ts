@@ -55,6 +55,7 @@ describe('the Transmission recipe (HTTP Basic), tested on Debian’s transmissio
     });
 
     it('a member of the chosen group reaches Transmission’s web interface and its RPC with no login of its own', async () => {
+        await deployThroughRecipe(tested, APP, 'basic');
         const visitor = new Visitor(BASE_DOMAIN);
         expect(
             last(await signInThroughProvider(visitor, tested.url('/transmission/web/'), 'seeder', 'seeder-password')).status,
@@ -69,6 +70,7 @@ describe('the Transmission recipe (HTTP Basic), tested on Debian’s transmissio
     });
 
     it('someone outside the group is kept out, and the app alone still asks for its account', async () => {
+        await deployThroughRecipe(tested, APP, 'basic');
         const outsider = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(outsider, tested.url('/transmission/web/'), 'outsider', 'outsider-password');
         expect(last(hops).body).to.not.contain('Transmission Web Interface');
