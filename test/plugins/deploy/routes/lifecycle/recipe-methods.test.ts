@@ -167,10 +167,12 @@ describe(
                 groups: ['portal-users'],
             });
             const deployed = await startRun(`/api/apps/${APP}/deploy`, { acceptRisks: true });
+            // What the recipe's init wrote, read before another test's switch of method recreates the container.
+            const initWritten = execFileSync('docker', ['exec', `${APP}-web-1`, 'cat', '/tmp/init.txt'], { encoding: 'utf8' });
             const after = (await admin.get(`/api/apps/${APP}`)).body as {
                 app: { identity: { account: string; adminUser: string; values: Record<string, string> } };
             };
-            return { before, refused, stillRefused, deployed, after };
+            return { before, refused, stillRefused, deployed, initWritten, after };
         };
         let firstDeploy: ReturnType<typeof deployFirst> | undefined;
         const haveDeployed = () => (firstDeploy ??= deployFirst());
@@ -196,14 +198,13 @@ describe(
         });
 
         it("a signed-in visitor reaches the app with no login of the app's own; the init ran once with the admin", async () => {
-            await haveDeployed();
+            const { initWritten } = await haveDeployed();
             const visitor = await signedIn();
             const page = await visitor.request('GET', url('/'));
             expect(page.status).to.equal(200);
             expect(page.body).to.contain('apache sso test app');
             // The recipe's init ran as the user it names, with the admin account filled in.
-            const written = execFileSync('docker', ['exec', `${APP}-web-1`, 'cat', '/tmp/init.txt'], { encoding: 'utf8' });
-            expect(written).to.equal('admin=boss user=www-data\n');
+            expect(initWritten).to.equal('admin=boss user=www-data\n');
         });
 
         it("fills {{GATEWAY}} with the address nginx's requests reach the app from", async () => {
