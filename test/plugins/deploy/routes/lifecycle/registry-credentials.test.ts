@@ -43,6 +43,8 @@ describe('deploy manager: pulls from a registry that asks for credentials', { ti
     });
 
     const deployWith = async (password: string) => {
+        // Each deploy pulls: no copy of the image an earlier test pulled, and none of its containers, is left.
+        await removeProjects([APP], [image]);
         // Without an ACME directory the site keeps its self-signed stand-in: this test is about the pull.
         const { ACME_DIRECTORY_URL: _acme, ...exports } = services.exports;
         const server = await deployTestServer({
