@@ -90,6 +90,18 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
             groups: ['ledger-users'],
         });
         authentik.addUser({ username: 'outsider', password: 'outsider-password' });
+    });
+
+    after(async () => {
+        await scene?.close([APP]);
+    });
+
+    /**
+     * The app made and deployed with OpenID Connect (boss its admin account), by whichever test first needs it (each
+     * passes alone, in any order); the deploy's run is kept for the test of it. The deletion test deletes the app and
+     * forgets this deploy: a test after it makes the app again.
+     */
+    const deployFirst = async () => {
         port = await scene.createApp(APP, image);
         const appDir = Path.join(server.context.config.apps.appsDir, APP);
         Fs.mkdirSync(appDir, { recursive: true });
@@ -101,14 +113,14 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
         expect(drafted.status, drafted.text).to.equal(200);
         const granted = await admin.put(`/api/apps/${APP}/access`, { groups: readers });
         expect(granted.status, granted.text).to.equal(200);
-    });
-
-    after(async () => {
-        await scene?.close([APP]);
-    });
+        const deployed = await runToEnd(admin, await admin.post(`/api/apps/${APP}/deploy`, { acceptRisks: true }));
+        return { deployed };
+    };
+    let firstDeploy: ReturnType<typeof deployFirst> | undefined;
+    const haveDeployed = () => (firstDeploy ??= deployFirst());
 
     it('a deploy makes the OpenID client at the provider and gives the app its values through the placeholders', async () => {
-        const deployed = await runToEnd(admin, await admin.post(`/api/apps/${APP}/deploy`, { acceptRisks: true }));
+        const { deployed } = await haveDeployed();
         expect(deployed.state, deployed.text).to.equal('succeeded');
         const check = deployed.lines.find((line) => line.step === 'sign-in-method');
         expect(check?.level, deployed.text).to.equal('info');
@@ -148,6 +160,7 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
     });
 
     it("shows the values to copy, the client secret to editors and admins only, and the check's outcome", async () => {
+        await haveDeployed();
         const provider = providerNamed(`dp-${APP}-sso`);
         const shown = await identity();
         expect(shown.account).to.equal('oidc');
@@ -168,6 +181,7 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
     });
 
     it("a signed-in visitor is the provider's user inside the app, and the admin account gets svc_groups admin", async () => {
+        await haveDeployed();
         const clerk = await whoamiAs('clerk', 'clerk-password');
         expect(clerk).to.contain('REMOTE_USER=clerk\n');
         expect(clerk).to.contain('AUTH_TYPE=openid-connect');
@@ -180,6 +194,7 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
     });
 
     it('someone outside the chosen groups does not get in', async () => {
+        await haveDeployed();
         const visitor = new Visitor(BASE_DOMAIN);
         const hops = await signInThroughProvider(visitor, url('/cgi-bin/whoami'), 'outsider', 'outsider-password');
         expect(last(hops).status).to.not.equal(200);
@@ -187,6 +202,7 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
     });
 
     it('in a real browser: one sign-in at the provider, then the app knows the visitor', async () => {
+        await haveDeployed();
         const chromium = await launchChromium({ loopbackDomain: BASE_DOMAIN });
         try {
             const page = await chromium.context.newPage();
@@ -203,45 +219,66 @@ describe('deploy manager: OpenID Connect into a real Apache with mod_auth_openid
     });
 
     it('a method whose check fails is rolled back and OpenID Connect keeps working; changing the admin account updates the claim', async () => {
-        const failed = await runToEnd(
-            admin,
-            await admin.post(`/api/apps/${APP}/sso`, {
-                account: 'basic',
-                sharedUser: 'nobody',
-                sharedPassword: 'not-accepted',
-                acceptRisks: true,
-            }),
-        );
-        expect(failed.state, failed.text).to.equal('rolled back');
-        expect((await identity()).account).to.equal('oidc');
-        // The rollback starts the previous container again; Apache answers once it has started (nginx gives 502 before).
-        const who = await waitUntil(
-            'the app serves again after the rollback',
-            () => whoamiAs('clerk', 'clerk-password').catch(() => undefined),
-            {
-                timeoutMs: 60_000,
-                intervalMs: 500,
-            },
-        );
-        expect(who).to.contain('REMOTE_USER=clerk\n');
+        await haveDeployed();
+        try {
+            const failed = await runToEnd(
+                admin,
+                await admin.post(`/api/apps/${APP}/sso`, {
+                    account: 'basic',
+                    sharedUser: 'nobody',
+                    sharedPassword: 'not-accepted',
+                    acceptRisks: true,
+                }),
+            );
+            expect(failed.state, failed.text).to.equal('rolled back');
+            expect((await identity()).account).to.equal('oidc');
+            // The rollback starts the previous container again; Apache answers once it has started (nginx gives 502 before).
+            const who = await waitUntil(
+                'the app serves again after the rollback',
+                () => whoamiAs('clerk', 'clerk-password').catch(() => undefined),
+                {
+                    timeoutMs: 60_000,
+                    intervalMs: 500,
+                },
+            );
+            expect(who).to.contain('REMOTE_USER=clerk\n');
 
-        const changed = await runToEnd(
-            admin,
-            await admin.post(`/api/apps/${APP}/sso`, { account: 'oidc', adminUser: 'clerk', acceptRisks: true }),
-        );
-        expect(changed.state, changed.text).to.equal('succeeded');
-        expect(changed.text).to.contain(`OpenID provider dp-${APP}-sso updated`);
-        expect(await whoamiAs('clerk', 'clerk-password')).to.contain('OIDC_CLAIM_svc_groups=admin');
-        expect(authentik.violations).to.equal([]);
+            const changed = await runToEnd(
+                admin,
+                await admin.post(`/api/apps/${APP}/sso`, { account: 'oidc', adminUser: 'clerk', acceptRisks: true }),
+            );
+            expect(changed.state, changed.text).to.equal('succeeded');
+            expect(changed.text).to.contain(`OpenID provider dp-${APP}-sso updated`);
+            expect(await whoamiAs('clerk', 'clerk-password')).to.contain('OIDC_CLAIM_svc_groups=admin');
+            expect(authentik.violations).to.equal([]);
+        } finally {
+            // The other tests expect boss as the admin account: it is put back, and the app serves it again.
+            const back = await runToEnd(
+                admin,
+                await admin.post(`/api/apps/${APP}/sso`, { account: 'oidc', adminUser: 'boss', acceptRisks: true }),
+            );
+            expect(back.state, back.text).to.equal('succeeded');
+            await waitUntil(
+                'the app gives boss svc_groups admin again',
+                async () => (await whoamiAs('boss', 'boss-password').catch(() => '')).includes('OIDC_CLAIM_svc_groups=admin'),
+                { timeoutMs: 60_000, intervalMs: 500 },
+            );
+        }
     });
 
     it("deleting with removeAccess removes the app's OpenID client and its claim mapping with its forward-auth objects", async () => {
-        const deleted = await runToEnd(admin, await admin.delete(`/api/apps/${APP}`, { confirm: APP, removeAccess: true }));
-        expect(deleted.state, deleted.text).to.equal('succeeded');
-        expect(providerNamed(`dp-${APP}-sso`)).to.not.exist();
-        expect(providerNamed(`dp-${APP}`)).to.not.exist();
-        expect(authentik.state.applications).to.equal([]);
-        expect(authentik.state.scopeMappings.some((mapping) => String(mapping.name).startsWith(`dp-${APP}-sso`))).to.be.false();
-        expect(authentik.violations).to.equal([]);
+        await haveDeployed();
+        try {
+            const deleted = await runToEnd(admin, await admin.delete(`/api/apps/${APP}`, { confirm: APP, removeAccess: true }));
+            expect(deleted.state, deleted.text).to.equal('succeeded');
+            expect(providerNamed(`dp-${APP}-sso`)).to.not.exist();
+            expect(providerNamed(`dp-${APP}`)).to.not.exist();
+            expect(authentik.state.applications).to.equal([]);
+            expect(authentik.state.scopeMappings.some((mapping) => String(mapping.name).startsWith(`dp-${APP}-sso`))).to.be.false();
+            expect(authentik.violations).to.equal([]);
+        } finally {
+            // The app is gone: a test after this one makes and deploys it again.
+            firstDeploy = undefined;
+        }
     });
 });

@@ -92,6 +92,14 @@ describe('deploy manager: SAML 2.0 into a real Apache with mod_auth_mellon', { t
         ({ authentik, server, admin, httpsPort } = scene);
         authentik.addGroup('archivists');
         authentik.addUser({ username: 'keeper', password: 'keeper-password', email: 'keeper@example.com', groups: ['archivists'] });
+    });
+
+    after(async () => {
+        await scene?.close([APP]);
+    });
+
+    /** The app made and deployed before single sign-on, its SAML keys and Apache files written. */
+    const deployApp = async () => {
         port = await scene.createApp(APP, image);
         appDir = Path.join(server.context.config.apps.appsDir, APP);
         const samlDir = Path.join(appDir, 'saml');
@@ -109,21 +117,31 @@ describe('deploy manager: SAML 2.0 into a real Apache with mod_auth_mellon', { t
         expect((await admin.put(`/api/apps/${APP}/access`, { groups: chosen })).status).to.equal(200);
         const deployed = await runToEnd(admin, await admin.post(`/api/apps/${APP}/deploy`, {}));
         expect(deployed.state, deployed.text).to.equal('succeeded');
-    });
+    };
 
-    after(async () => {
-        await scene?.close([APP]);
-    });
-
-    it('refuses SAML without the ACS path, then makes the provider, opens the ACS and checks the metadata', async () => {
+    /**
+     * The switch to SAML, made by whichever test first needs the app on SAML (each passes alone, in any order): refused
+     * without the ACS path, then made with it. What it saw is kept for the test of it. The deletion test deletes the
+     * app: it forgets both, and the next test that needs them makes the app and the switch again.
+     */
+    let made: Promise<void> | undefined;
+    const switchToSaml = async () => {
+        await (made ??= deployApp());
         const missing = await admin.post(`/api/apps/${APP}/sso`, { account: 'saml' });
-        expect(missing.status).to.equal(422);
-        expect(missing.text).to.contain('samlAcs');
-
         const changed = await runToEnd(
             admin,
             await admin.post(`/api/apps/${APP}/sso`, { account: 'saml', samlAcs: ACS, samlAudience: `${origin()}/mellon/metadata` }),
         );
+        return { missing, changed };
+    };
+    let onSaml: ReturnType<typeof switchToSaml> | undefined;
+    const haveSaml = () => (onSaml ??= switchToSaml());
+
+    it('refuses SAML without the ACS path, then makes the provider, opens the ACS and checks the metadata', async () => {
+        const { missing, changed } = await haveSaml();
+        expect(missing.status).to.equal(422);
+        expect(missing.text).to.contain('samlAcs');
+
         expect(changed.state, changed.text).to.equal('succeeded');
         expect(changed.lines.find((line) => line.step === 'sign-in-method')?.text).to.contain('publishes its metadata');
         const provider = authentik.state.providers.find((candidate) => candidate.name === `dp-${APP}-saml`);
@@ -146,6 +164,7 @@ describe('deploy manager: SAML 2.0 into a real Apache with mod_auth_mellon', { t
     });
 
     it("a signed-in visitor is the provider's user inside the app, through mellon's POST binding", async () => {
+        await haveSaml();
         // The app is given the identity provider's metadata, as a person does with the values shown.
         const shown = (await admin.get(`/api/apps/${APP}`)).body as { app: { identity: { values: Record<string, string> } } };
         const metadata = await fetch(shown.app.identity.values.metadataUrl ?? '');
@@ -165,9 +184,16 @@ describe('deploy manager: SAML 2.0 into a real Apache with mod_auth_mellon', { t
     });
 
     it("deleting with removeAccess removes the app's SAML provider and application", async () => {
-        const deleted = await runToEnd(admin, await admin.delete(`/api/apps/${APP}`, { confirm: APP, removeAccess: true }));
-        expect(deleted.state, deleted.text).to.equal('succeeded');
-        expect(authentik.state.providers.some((candidate) => String(candidate.name).startsWith(`dp-${APP}`))).to.be.false();
-        expect(authentik.state.applications).to.equal([]);
+        await haveSaml();
+        try {
+            const deleted = await runToEnd(admin, await admin.delete(`/api/apps/${APP}`, { confirm: APP, removeAccess: true }));
+            expect(deleted.state, deleted.text).to.equal('succeeded');
+            expect(authentik.state.providers.some((candidate) => String(candidate.name).startsWith(`dp-${APP}`))).to.be.false();
+            expect(authentik.state.applications).to.equal([]);
+        } finally {
+            // The app is gone: a test after this one makes it, and its switch to SAML, again.
+            made = undefined;
+            onSaml = undefined;
+        }
     });
 });

@@ -21,6 +21,8 @@ const { expect } = Code;
 const BASE_DOMAIN = 'apps.test';
 // Unique among the files that run at once on the one Docker engine (npm test runs files in parallel).
 const APP = `portal-${Math.random().toString(36).slice(2, 8)}`;
+/** An app of the list-and-refusals test's own: the others switch APP's method and keep a shared password in its draft. */
+const LISTED = `${APP}-list`;
 const SHARED_PASSWORD = 'shared-account-password-7';
 
 /** Apache takes the visitor's name from Remote-User, but only from the address nginx's requests arrive from. */
@@ -48,7 +50,6 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
     let server: DeployTestServer;
     let admin: Browser;
     let httpsPort: number;
-    let appDir: string;
 
     const url = (path = '/') => `https://${APP}.${BASE_DOMAIN}:${httpsPort}${path}`;
 
@@ -66,26 +67,67 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
 
     let image: string;
     let port: number;
+    let readers: string;
 
     /** The app's compose file with Apache's configuration for one method mounted (another file: a new container). */
-    const composeWith = (conf: string) =>
+    const composeWith = (conf: string, hostPort = port) =>
         [
             'services:',
             '  web:',
             `    image: ${image}`,
             '    restart: unless-stopped',
             '    ports:',
-            `      - "127.0.0.1:${port}:80"`,
+            `      - "127.0.0.1:${hostPort}:80"`,
             '    volumes:',
             `      - ./${conf}:/etc/apache2/conf-enabled/zz-method.conf:ro`,
             '      - ./portal.htpasswd:/etc/apache2/portal.htpasswd:ro',
             '',
         ].join('\n');
 
+    /** Apache's configuration mounted in APP now: each test that needs one mounts it, whichever test ran before. */
+    let mounted = 'header.conf';
     const useConf = async (conf: string) => {
+        if (mounted === conf) {
+            return;
+        }
+
         const response = await admin.put(`/api/apps/${APP}/compose`, { mode: 'text', text: composeWith(conf), acceptRisks: true });
         const updated = await runToEnd(admin, response);
         expect(updated.state, updated.text).to.equal('succeeded');
+        mounted = conf;
+    };
+
+    /** Makes and deploys an app from the image with the trusted-header configuration mounted; answers its host port. */
+    const deployApp = async (name: string) => {
+        const hostPort = await scene.createApp(name, image);
+        const dir = Path.join(server.context.config.apps.appsDir, name);
+        Fs.mkdirSync(dir, { recursive: true });
+        Fs.writeFileSync(Path.join(dir, 'header.conf'), TRUSTED_HEADER_CONF);
+        Fs.writeFileSync(Path.join(dir, 'basic.conf'), BASIC_CONF);
+        const htpasswd = execFileSync('htpasswd', ['-nbB', 'shared', SHARED_PASSWORD], { encoding: 'utf8' });
+        Fs.writeFileSync(Path.join(dir, 'portal.htpasswd'), htpasswd);
+        const compose = composeWith('header.conf', hostPort);
+        expect((await admin.put(`/api/apps/${name}/draft`, { compose })).status).to.equal(200);
+        expect((await admin.put(`/api/apps/${name}/access`, { groups: [{ pk: readers, name: 'portal-users' }] })).status).to.equal(200);
+        const deployed = await startRun('post', `/api/apps/${name}/deploy`, { acceptRisks: true });
+        expect(deployed.state, deployed.text).to.equal('succeeded');
+        return hostPort;
+    };
+
+    /** Puts APP on basic with the shared password that works, unless it is on it (the basic test may have run first). */
+    const haveBasic = async () => {
+        const shown = (await admin.get(`/api/apps/${APP}`)).body as { app: { identity: { account: string } } };
+        if (shown.app.identity.account === 'basic' && mounted === 'basic.conf') {
+            return;
+        }
+
+        await useConf('basic.conf');
+        const changed = await startRun('post', `/api/apps/${APP}/sso`, {
+            account: 'basic',
+            sharedUser: 'shared',
+            sharedPassword: SHARED_PASSWORD,
+        });
+        expect(changed.state, changed.text).to.equal('succeeded');
     };
 
     // Building the Apache image from Debian's packages takes a minute or more when it is not cached yet.
@@ -93,7 +135,7 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
         image = debianImage(APACHE_SSO);
         scene = await signInScene(BASE_DOMAIN);
         ({ authentik, server, admin, httpsPort } = scene);
-        const readers = authentik.addGroup('portal-users');
+        readers = authentik.addGroup('portal-users');
         authentik.addUser({
             username: 'reader',
             password: 'reader-password',
@@ -101,26 +143,16 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
             name: 'Rea Der',
             groups: ['portal-users'],
         });
-        port = await scene.createApp(APP, image);
-        appDir = Path.join(server.context.config.apps.appsDir, APP);
-        Fs.mkdirSync(appDir, { recursive: true });
-        Fs.writeFileSync(Path.join(appDir, 'header.conf'), TRUSTED_HEADER_CONF);
-        Fs.writeFileSync(Path.join(appDir, 'basic.conf'), BASIC_CONF);
-        const htpasswd = execFileSync('htpasswd', ['-nbB', 'shared', SHARED_PASSWORD], { encoding: 'utf8' });
-        Fs.writeFileSync(Path.join(appDir, 'portal.htpasswd'), htpasswd);
-        const compose = composeWith('header.conf');
-        expect((await admin.put(`/api/apps/${APP}/draft`, { compose })).status).to.equal(200);
-        expect((await admin.put(`/api/apps/${APP}/access`, { groups: [{ pk: readers, name: 'portal-users' }] })).status).to.equal(200);
-        const deployed = await startRun('post', `/api/apps/${APP}/deploy`, { acceptRisks: true });
-        expect(deployed.state, deployed.text).to.equal('succeeded');
+        port = await deployApp(APP);
     });
 
     after(async () => {
-        await scene?.close([APP]);
+        await scene?.close([APP, LISTED]);
     });
 
     it('lists the methods on the app, and refuses a method without what it needs or one not built yet', async () => {
-        const shown = (await admin.get(`/api/apps/${APP}`)).body as {
+        await deployApp(LISTED);
+        const shown = (await admin.get(`/api/apps/${LISTED}`)).body as {
             app: {
                 identity: { account: string; options: Array<{ method: string; needs: string[] }>; values: object; check: { ok: boolean } };
             };
@@ -129,19 +161,20 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
         expect(shown.app.identity.options.find((option) => option.method === 'basic')?.needs).to.equal(['sharedUser', 'sharedPassword']);
         expect(shown.app.identity.check?.ok).to.be.true();
 
-        const missing = await admin.post(`/api/apps/${APP}/sso`, { account: 'basic', sharedUser: 'shared' });
+        const missing = await admin.post(`/api/apps/${LISTED}/sso`, { account: 'basic', sharedUser: 'shared' });
         expect(missing.status).to.equal(422);
         expect(missing.text).to.contain('sharedPassword');
         // Said in words after the field, which the pages leave out: the method's title, not its id.
         expect(missing.text).to.contain("HTTP Basic with one shared account needs the shared account's password");
-        const recipe = await admin.post(`/api/apps/${APP}/sso`, {});
+        const recipe = await admin.post(`/api/apps/${LISTED}/sso`, {});
         expect(recipe.status).to.equal(422);
-        expect((await admin.post(`/api/apps/${APP}/sso`, { account: 'magic' })).status).to.equal(422);
+        expect((await admin.post(`/api/apps/${LISTED}/sso`, { account: 'magic' })).status).to.equal(422);
         const viewer = await server.signInAs('viewer');
-        expect((await viewer.post(`/api/apps/${APP}/sso`, { account: 'own' })).status).to.equal(403);
+        expect((await viewer.post(`/api/apps/${LISTED}/sso`, { account: 'own' })).status).to.equal(403);
     });
 
     it('header: the app knows the signed-in visitor from Remote-User and X-idp-*, and a forged header does not get through', async () => {
+        await useConf('header.conf');
         const changed = await startRun('post', `/api/apps/${APP}/sso`, { account: 'header' });
         expect(changed.state, changed.text).to.equal('succeeded');
         const check = changed.lines.find((line) => line.step === 'sign-in-method');
@@ -204,6 +237,7 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
     });
 
     it('a method whose check fails is rolled back: the site and the draft keep the method that worked', async () => {
+        await haveBasic();
         const failed = await startRun('post', `/api/apps/${APP}/sso`, {
             account: 'basic',
             sharedUser: 'shared',
