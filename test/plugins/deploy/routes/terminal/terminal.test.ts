@@ -3,8 +3,9 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 import WebSocket from 'ws';
 
-import type { Browser } from '../../../../helpers/browser.ts';
+import { type Browser, signIn } from '../../../../helpers/browser.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
+import { createTestServer } from '../../../../helpers/server.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
 import { backupTestServer, deployWithVolume, inApp, removeVolumes } from '../../../../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
@@ -64,10 +65,13 @@ describe('deploy manager: the terminal', { timeout: 600_000 }, () => {
 
     const origin = () => server.baseUrl;
 
-    /** Opens the socket at `path` (with `?ticket=`), as a browser on `from` would (null: no Origin header). */
-    const attempt = (path: string, from: string | null = origin()): Promise<Attempt> =>
+    /**
+     * Opens the socket at `path` (with `?ticket=`) of the server at `baseUrl`, as a browser on `from` would (null: no
+     * Origin header).
+     */
+    const attempt = (path: string, from: string | null = origin(), baseUrl = server.baseUrl): Promise<Attempt> =>
         new Promise((resolve) => {
-            const socket = new WebSocket(`${server.baseUrl.replace(/^http/, 'ws')}${path}`, from === null ? {} : { origin: from });
+            const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${path}`, from === null ? {} : { origin: from });
             const chunks: Buffer[] = [];
             let lastOutputAt = Date.now();
             const closed = new Promise<{ code: number; reason: string; at: number }>((done) =>
@@ -107,8 +111,8 @@ describe('deploy manager: the terminal', { timeout: 600_000 }, () => {
 
     const socketUrl = (given: { path: string; ticket: string }) => `${given.path}?ticket=${encodeURIComponent(given.ticket)}`;
 
-    const openTerminal = async (): Promise<OpenTerminal> => {
-        const tried = await attempt(socketUrl(await ticketFor()));
+    const openTerminal = async (admin: Browser = server.admin, baseUrl = server.baseUrl): Promise<OpenTerminal> => {
+        const tried = await attempt(socketUrl(await ticketFor(admin)), baseUrl, baseUrl);
         if ('refused' in tried) {
             throw new Error(`the terminal was refused: ${tried.refused.status} ${tried.refused.error}`);
         }
@@ -356,10 +360,23 @@ describe('deploy manager: the terminal', { timeout: 600_000 }, () => {
     });
 
     it('closes open sessions when the server stops, and audits them', async () => {
-        const terminal = await openTerminal();
-        terminal.type('sleep 4322\r');
-        await waitUntil('sleep runs', () => inApp(APP, 'ps').includes('sleep 4322'));
-        await server.context.server.stop();
+        // A second server on the same database and data directory is the one stopped: the other tests keep theirs.
+        const { ACME_DIRECTORY_URL: _acme, ...exports } = services.exports;
+        const stopping = await createTestServer(
+            { ...exports, BASE_DOMAIN: 'apps.test', TERMINAL_ENABLED: '1', TERMINAL_IDLE_SECONDS: String(IDLE_SECONDS) },
+            { dataDir: server.context.dataDir, database: server.context.database },
+        );
+        await stopping.server.start();
+        const stoppingUrl = `http://127.0.0.1:${stopping.server.info.port}`;
+        let terminal: OpenTerminal;
+        try {
+            terminal = await openTerminal(await signIn(stoppingUrl, 'admin@example.com', 'admin-password-1'), stoppingUrl);
+            terminal.type('sleep 4322\r');
+            await waitUntil('sleep runs', () => inApp(APP, 'ps').includes('sleep 4322'));
+        } finally {
+            await stopping.server.stop();
+        }
+
         expect(await closedWithin(terminal)).to.include({ code: 1001, reason: 'Gatehouse is stopping' });
         expect(inApp(APP, 'ps')).to.not.contain('sleep 4322');
         const rows = (await server.context.database.knex('dp_audit').where({ action: 'terminal.session' }).orderBy('id', 'desc')) as Array<{
