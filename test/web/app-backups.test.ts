@@ -7,6 +7,7 @@ import type { Browser } from '../helpers/browser.ts';
 import { backupsOf, deployWithVolume, inApp, removeVolumes } from '../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../support/images.ts';
 import { type RunningServices, startServices } from '../support/services.ts';
+import { runToEnd } from '../support/sse.ts';
 import {
     checkAccessibility,
     openAdminPage,
@@ -23,6 +24,10 @@ const { expect } = Code;
 
 const SUFFIX = Math.random().toString(36).slice(2, 8);
 const APP = `vault-${SUFFIX}`;
+// The tests that restore or remove a backup do it on apps of their own: APP keeps its one backup for the others.
+const RESTORED = `vault-restored-${SUFFIX}`;
+const REMOVED = `vault-removed-${SUFFIX}`;
+const APPS = [APP, RESTORED, REMOVED];
 
 describe('web UI: the app page’s backups and their schedule', { timeout: 600_000 }, () => {
     let services: RunningServices;
@@ -32,7 +37,7 @@ describe('web UI: the app page’s backups and their schedule', { timeout: 600_0
     let problems: PageProblems;
     let image: string;
 
-    const backupsUrl = () => `${web.baseUrl}/apps/${APP}/backups`;
+    const backupsUrl = (app = APP) => `${web.baseUrl}/apps/${app}/backups`;
     const rows = () => page.getByRole('table', { name: 'Backups, newest first' }).locator('tbody tr');
 
     before({ timeout: 600_000 }, async () => {
@@ -45,42 +50,60 @@ describe('web UI: the app page’s backups and their schedule', { timeout: 600_0
     });
 
     after(async () => {
-        await removeProjects([APP], [image]);
-        removeVolumes([APP]);
+        await removeProjects(APPS, [image]);
+        removeVolumes(APPS);
         await web?.stop();
         services?.stop();
     });
 
-    it('backs the app up from its Backups tab and lists what the backup holds and why it was made', async () => {
+    /**
+     * APP's first backup, made from its Backups tab by whichever test first needs it (each passes alone, in any order):
+     * the tab says there is none yet, then lists the one made. What the tab showed is kept for the test of it.
+     */
+    const backUpFirst = async () => {
         inApp(APP, 'echo "first words" > /data/words.txt');
         await page.goto(backupsUrl());
         await page.getByRole('heading', { level: 2, name: 'Backups' }).waitFor();
         await page.getByText('No backup yet.').waitFor();
 
         await page.getByRole('button', { name: 'Back up now' }).click();
-        expect(await runEnded(page)).to.equal('succeeded');
+        const ended = await runEnded(page);
         await rows().first().waitFor();
-        expect(await rows().count()).to.equal(1);
-        const row = await rows().first().textContent();
+        return { ended, count: await rows().count(), row: await rows().first().textContent() };
+    };
+    let firstBackup: ReturnType<typeof backUpFirst> | undefined;
+    const haveBackedUp = () => (firstBackup ??= backUpFirst());
+
+    it('backs the app up from its Backups tab and lists what the backup holds and why it was made', async () => {
+        const { ended, count, row } = await haveBackedUp();
+        expect(ended).to.equal('succeeded');
+        expect(count).to.equal(1);
         expect(row).to.contain('manual');
         expect(row).to.contain(`folder, site, volume ${APP}_data`);
         expect(row).to.match(/\d+(\.\d+)? (B|KB|MB)/);
+        // The list as the backup left it (APP's backups are only ever this one), whatever the page showed since.
+        await page.goto(backupsUrl());
+        await rows().first().waitFor();
         await checkAccessibility(page);
         await screenshot(page, 'app-backups-1-list');
     });
 
     it('restores a backup after asking, and the data written since is replaced by the backup’s', async () => {
-        inApp(APP, 'echo "overwritten" > /data/words.txt');
-        await page.goto(backupsUrl());
+        await deployWithVolume({ admin }, RESTORED, image);
+        inApp(RESTORED, 'echo "first words" > /data/words.txt');
+        const backedUp = await runToEnd(admin, await admin.post(`/api/apps/${RESTORED}/backups`));
+        expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        inApp(RESTORED, 'echo "overwritten" > /data/words.txt');
+        await page.goto(backupsUrl(RESTORED));
         await rows().first().waitFor();
-        const [backup] = await backupsOf(admin, APP);
+        const [backup] = await backupsOf(admin, RESTORED);
         await page.getByRole('button', { name: /^Restore the backup of / }).click();
         const question = page.getByRole('group', { name: /^Confirm: restore the backup of / });
         expect(await question.textContent()).to.contain('visitors get an error meanwhile');
         await screenshot(page, 'app-backups-2-restore-asked');
-        await question.getByRole('button', { name: `Restore ${APP}` }).click();
+        await question.getByRole('button', { name: `Restore ${RESTORED}` }).click();
         expect(await runEnded(page)).to.equal('succeeded');
-        expect(inApp(APP, 'cat /data/words.txt')).to.equal('first words');
+        expect(inApp(RESTORED, 'cat /data/words.txt')).to.equal('first words');
 
         // What the restore replaced was backed up first, and is listed above the one restored.
         await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 2);
@@ -89,7 +112,13 @@ describe('web UI: the app page’s backups and their schedule', { timeout: 600_0
     });
 
     it('removes a backup after asking; Cancel removes nothing', async () => {
-        await page.goto(backupsUrl());
+        await deployWithVolume({ admin }, REMOVED, image);
+        for (const _ of [1, 2]) {
+            const backedUp = await runToEnd(admin, await admin.post(`/api/apps/${REMOVED}/backups`));
+            expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        }
+
+        await page.goto(backupsUrl(REMOVED));
         await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 2);
         const removeButtons = page.getByRole('button', { name: /^Remove the backup of / });
         await removeButtons.first().click();
@@ -101,7 +130,7 @@ describe('web UI: the app page’s backups and their schedule', { timeout: 600_0
         expect(await question.textContent()).to.contain('can no longer be restored');
         await question.getByRole('button', { name: 'Remove the backup' }).click();
         await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 1);
-        expect((await backupsOf(admin, APP)).map((backup) => backup.reason)).to.equal(['manual']);
+        expect((await backupsOf(admin, REMOVED)).map((backup) => backup.reason)).to.equal(['manual']);
         expect(problems.list()).to.equal([]);
     });
 
@@ -140,6 +169,7 @@ describe('web UI: the app page’s backups and their schedule', { timeout: 600_0
     });
 
     it('shows a viewer the list, with nothing to start', async () => {
+        await haveBackedUp();
         const viewer = await web.signInAs('viewer');
         await viewer.page.goto(backupsUrl());
         await viewer.page.getByRole('table', { name: 'Backups, newest first' }).locator('tbody tr').first().waitFor();

@@ -65,24 +65,21 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
 
     const listOf = (name: string, browser = server.admin) => backupsOf(browser, name);
 
-    let app: string;
+    const app = `keep-${SUFFIX}`;
 
-    it("backs up the app's folder, site and volume, and a restore brings destroyed data back", async () => {
-        app = `keep-${SUFFIX}`;
+    /**
+     * The app `keep` deployed, backed up, its data destroyed and restored: made by whichever test first needs it (each
+     * passes alone, in any order), and what it saw is kept for the test of it. The tests that add or remove backups do
+     * it on apps of their own, so `keep` always holds these two backups.
+     */
+    const backUpAndRestore = async () => {
         apps.push(app);
         await deployWithVolume(server, app, image, { TOKEN: `token-${SUFFIX}` });
         inApp(app, 'mkdir -p /data/notes && echo "kept $HOSTNAME" > /data/notes/note.txt && echo 1 > /data/.hidden');
         const written = inApp(app, 'cat /data/notes/note.txt');
 
         const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
-        expect(backedUp.state, backedUp.text).to.equal('succeeded');
-        expect(backedUp.text).to.contain('Paused 1 container(s)');
         const [backup] = await listOf(app);
-        expect(backup?.reason).to.equal('manual');
-        expect(backup?.holds).to.equal({ folder: true, site: true, volumes: [`${app}_data`], dumps: ['web'] });
-        expect(backedUp.text).to.contain('Dumped web');
-        expect(backup?.size ?? 0).to.be.above(0);
-        expect(Date.parse(backup?.time ?? '')).to.be.above(Date.now() - 600_000);
 
         // The data destroyed, a stray file added, the compose file's folder changed.
         inApp(app, 'rm -rf /data/notes /data/.hidden && echo stray > /data/stray.txt');
@@ -90,29 +87,54 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         Fs.writeFileSync(Path.join(appDir, 'secrets.env'), 'TOKEN=overwritten\n');
 
         const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups/${backup?.id}/restore`));
+        const found = {
+            note: inApp(app, 'cat /data/notes/note.txt'),
+            hidden: inApp(app, 'cat /data/.hidden'),
+            data: inApp(app, 'ls /data'),
+            fromDump: inApp(app, 'cat /data/from-dump.txt'),
+            secrets: Fs.readFileSync(Path.join(appDir, 'secrets.env'), 'utf8'),
+            running: docker('inspect', '-f', '{{.State.Running}}', `${app}-web-1`).trim(),
+        };
+        const after = await listOf(app);
+        const state = (await server.admin.get(`/api/apps/${app}`)).body as { app: { state: string } };
+        return { written, backedUp, backup, restored, found, after, state };
+    };
+    let restoredOnce: ReturnType<typeof backUpAndRestore> | undefined;
+    const haveRestored = () => (restoredOnce ??= backUpAndRestore());
+
+    it("backs up the app's folder, site and volume, and a restore brings destroyed data back", async () => {
+        const { written, backedUp, backup, restored, found, after, state } = await haveRestored();
+        expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        expect(backedUp.text).to.contain('Paused 1 container(s)');
+        expect(backup?.reason).to.equal('manual');
+        expect(backup?.holds).to.equal({ folder: true, site: true, volumes: [`${app}_data`], dumps: ['web'] });
+        expect(backedUp.text).to.contain('Dumped web');
+        expect(backup?.size ?? 0).to.be.above(0);
+        expect(Date.parse(backup?.time ?? '')).to.be.above(Date.now() - 600_000);
+
         expect(restored.state, restored.text).to.equal('succeeded');
-        expect(inApp(app, 'cat /data/notes/note.txt')).to.equal(written);
-        expect(inApp(app, 'cat /data/.hidden')).to.equal('1');
+        expect(found.note).to.equal(written);
+        expect(found.hidden).to.equal('1');
         // The volume holds what it held, and the dump was fed to the recipe's restore command once the app ran.
-        expect(inApp(app, 'ls /data')).to.equal('from-dump.txt\nnotes');
-        expect(inApp(app, 'cat /data/from-dump.txt')).to.equal(written);
-        expect(Fs.readFileSync(Path.join(appDir, 'secrets.env'), 'utf8')).to.contain(`token-${SUFFIX}`);
-        expect(docker('inspect', '-f', '{{.State.Running}}', `${app}-web-1`).trim()).to.equal('true');
+        expect(found.data).to.equal('from-dump.txt\nnotes');
+        expect(found.fromDump).to.equal(written);
+        expect(found.secrets).to.contain(`token-${SUFFIX}`);
+        expect(found.running).to.equal('true');
 
         // What the restore replaced was kept as a backup of its own.
-        const after = await listOf(app);
         expect(after.map((one) => one.reason)).to.equal(['before restore', 'manual']);
-        const state = (await server.admin.get(`/api/apps/${app}`)).body as { app: { state: string } };
         expect(state.app.state).to.equal('running');
     });
 
-    it('leaves a restic repository that restic check finds sound', () => {
+    it('leaves a restic repository that restic check finds sound', async () => {
+        await haveRestored();
         const checked = resticCheck(server.context.config.backups.repository, PASSWORD);
         expect(checked.status, `${checked.stdout}${checked.stderr}`).to.equal(0);
         expect(checked.stdout).to.contain('no errors were found');
     });
 
     it('lets a viewer list the backups but not make, restore or delete one', async () => {
+        await haveRestored();
         const viewer = await server.signInAs('viewer');
         expect((await listOf(app, viewer)).length).to.equal(2);
         const [backup] = await listOf(app);
@@ -123,6 +145,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
     });
 
     it('answers bad input with a clear 4xx in the deploy API error shape', async () => {
+        await haveRestored();
         const notNumber = await server.admin.post(`/api/apps/${app}/backups/abc/restore`);
         expect(notNumber.status).to.equal(422);
         expect((notNumber.body as { error: string }).error).to.contain('id');
@@ -139,17 +162,28 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
     });
 
     it('deletes a backup from the list and from the repository', async () => {
-        const [newest, oldest] = await listOf(app);
-        const removed = await server.admin.delete(`/api/apps/${app}/backups/${newest?.id}`);
+        // An app of its own with two backups: `keep`'s stay as they are for the other tests.
+        const dropped = `drop-${SUFFIX}`;
+        apps.push(dropped);
+        await deployWithVolume(server, dropped, image);
+        for (const _ of [1, 2]) {
+            const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${dropped}/backups`));
+            expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        }
+
+        const [newest, oldest] = await listOf(dropped);
+        const removed = await server.admin.delete(`/api/apps/${dropped}/backups/${newest?.id}`);
         expect(removed.status, removed.text).to.equal(204);
-        expect((await listOf(app)).map((one) => one.id)).to.equal([oldest?.id]);
-        const snapshots = resticFor(server.context.config.backups.repository, PASSWORD, ['snapshots', '--json']);
+        expect((await listOf(dropped)).map((one) => one.id)).to.equal([oldest?.id]);
+        // The repository is shared with the other tests' apps: the snapshots counted are this app's (Gatehouse tags them).
+        const snapshots = resticFor(server.context.config.backups.repository, PASSWORD, ['snapshots', '--json', '--tag', `app:${dropped}`]);
         expect(snapshots.status, snapshots.stderr).to.equal(0);
         expect((JSON.parse(snapshots.stdout) as unknown[]).length).to.equal(1);
         expect(resticCheck(server.context.config.backups.repository, PASSWORD).status).to.equal(0);
     });
 
     it('never shows the repository password in a response, a run line or a log line', async () => {
+        await haveRestored();
         const runs = (await server.admin.get(`/api/apps/${app}/runs`)).body as { runs: Array<{ id: number }> };
         const texts = [JSON.stringify(await listOf(app)), JSON.stringify(runs), logged.join('\n')];
         for (const run of runs.runs) {
@@ -163,6 +197,11 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
     });
 
     it('puts back what was there when a restore fails, and ends rolled back with the app running (leftovers of killed runs removed)', async () => {
+        // An app of its own, whose data the test changes and whose backups it adds to: `keep`'s stay as they are.
+        const app = `poison-${SUFFIX}`;
+        apps.push(app);
+        await deployWithVolume(server, app, image);
+        inApp(app, 'mkdir -p /data/notes');
         // What a killed run left in the staging folder goes with the next run.
         const leftover = Path.join(server.context.dataDir, 'backup-staging', '99999-backup', 'app');
         Fs.mkdirSync(leftover, { recursive: true });

@@ -99,13 +99,26 @@ describe('deploy manager: a run killed half-way is undone from its journal when 
     const lines = async (runId: number) => (await runs(server.context.server).eventsAfter(runId, 0)).map((event) => event.text);
     const stateOf = async (app: string) => ((await admin.get(`/api/apps/${app}`)).body as { app: { state: string } }).app.state;
 
-    /** Connects the provider; from then on a deploy without groups must say so, so the apps given say signed-in. */
-    const connectProvider = async (...names: string[]) => {
+    /**
+     * Connects the provider for the test's body, and disconnects it after, whatever the body did. While it is connected a
+     * deploy without groups must say so, so the apps given say signed-in; the other tests' apps say public, which a
+     * connected provider refuses: they deploy in whichever order the tests run only because the provider goes again.
+     */
+    const withProvider = async (names: string[], body: () => Promise<void>) => {
         const connected = await admin.put('/api/admin/idp', { url: authentik.url, token: authentik.bootstrapToken });
         expect(connected.status, connected.text).to.equal(200);
-        for (const name of names) {
-            const said = await admin.put(`/api/apps/${name}/draft`, { auth: { access: 'signed-in' } });
-            expect(said.status, said.text).to.equal(200);
+        try {
+            for (const name of names) {
+                const said = await admin.put(`/api/apps/${name}/draft`, { auth: { access: 'signed-in' } });
+                expect(said.status, said.text).to.equal(200);
+            }
+
+            await body();
+        } finally {
+            // The token is the stand-in's bootstrap token, not one Gatehouse made: it stays valid for the next connect.
+            const disconnected = await admin.delete('/api/admin/idp/token');
+            expect(disconnected.status, disconnected.text).to.equal(200);
+            expect(disconnected.body).to.include({ connected: false });
         }
     };
     it('killed after the containers started: the containers, network and files are removed, the app is still a draft', async () => {
@@ -204,46 +217,48 @@ describe('deploy manager: a run killed half-way is undone from its journal when 
     });
 
     it('killed during the provider step: dp-<app> is removed at the provider, with the containers, and a retry deploys', async () => {
-        await connectProvider(PROVIDER);
-        const runId = await killRunAt(PROVIDER, 'access-made');
-        const text = await lines(runId);
-        expect(
-            authentik.state.providers.some((provider) => provider.name === `dp-${PROVIDER}`),
-            text.join('\n'),
-        ).to.be.false();
-        expect(authentik.state.applications.some((application) => application.slug === `dp-${PROVIDER}`)).to.be.false();
-        expect(text.some((line) => line.startsWith('Undone: removed') && line.includes('at the identity provider'))).to.be.true();
-        expect(await containersOf(PROVIDER)).to.have.length(0);
-        expect(await stateOf(PROVIDER)).to.equal('draft');
+        await withProvider([PROVIDER], async () => {
+            const runId = await killRunAt(PROVIDER, 'access-made');
+            const text = await lines(runId);
+            expect(
+                authentik.state.providers.some((provider) => provider.name === `dp-${PROVIDER}`),
+                text.join('\n'),
+            ).to.be.false();
+            expect(authentik.state.applications.some((application) => application.slug === `dp-${PROVIDER}`)).to.be.false();
+            expect(text.some((line) => line.startsWith('Undone: removed') && line.includes('at the identity provider'))).to.be.true();
+            expect(await containersOf(PROVIDER)).to.have.length(0);
+            expect(await stateOf(PROVIDER)).to.equal('draft');
 
-        const retried = await runToEnd(admin, await admin.post(`/api/apps/${PROVIDER}/deploy`, {}));
-        expect(retried.state, retried.text).to.equal('succeeded');
-        expect(authentik.state.providers.some((provider) => provider.name === `dp-${PROVIDER}`)).to.be.true();
+            const retried = await runToEnd(admin, await admin.post(`/api/apps/${PROVIDER}/deploy`, {}));
+            expect(retried.state, retried.text).to.equal('succeeded');
+            expect(authentik.state.providers.some((provider) => provider.name === `dp-${PROVIDER}`)).to.be.true();
+        });
     });
 
     it('killed during a sign-in change at each of its steps: the site and the draft are as before, and the change can be made again', async () => {
-        await connectProvider(SIGNED_IN);
-        await deploy(SIGNED_IN);
-        const siteBefore = Fs.readFileSync(siteFile(SIGNED_IN), 'utf8');
-        const accountBefore = (await draftOf(SIGNED_IN)).account;
-        expect(accountBefore).to.not.equal('header');
+        await withProvider([SIGNED_IN], async () => {
+            await deploy(SIGNED_IN);
+            const siteBefore = Fs.readFileSync(siteFile(SIGNED_IN), 'utf8');
+            const accountBefore = (await draftOf(SIGNED_IN)).account;
+            expect(accountBefore).to.not.equal('header');
 
-        // Files written; the app restarted (its provider objects next); the new site loaded, checking.
-        for (const step of ['files-written', 'access', 'check']) {
-            const runId = await killRunAt(SIGNED_IN, step, 'sso', { account: 'header' });
-            const text = await lines(runId);
-            expect(
-                text.some((line) => line.startsWith('The interrupted run was undone:')),
-                `${step}: ${text.join('\n')}`,
-            ).to.be.true();
-            expect(Fs.readFileSync(siteFile(SIGNED_IN), 'utf8'), step).to.equal(siteBefore);
-            expect((await draftOf(SIGNED_IN)).account, step).to.equal(accountBefore);
-            expect(await stateOf(SIGNED_IN), step).to.equal('running');
-            expect(await containersOf(SIGNED_IN), step).to.have.length(1);
-        }
+            // Files written; the app restarted (its provider objects next); the new site loaded, checking.
+            for (const step of ['files-written', 'access', 'check']) {
+                const runId = await killRunAt(SIGNED_IN, step, 'sso', { account: 'header' });
+                const text = await lines(runId);
+                expect(
+                    text.some((line) => line.startsWith('The interrupted run was undone:')),
+                    `${step}: ${text.join('\n')}`,
+                ).to.be.true();
+                expect(Fs.readFileSync(siteFile(SIGNED_IN), 'utf8'), step).to.equal(siteBefore);
+                expect((await draftOf(SIGNED_IN)).account, step).to.equal(accountBefore);
+                expect(await stateOf(SIGNED_IN), step).to.equal('running');
+                expect(await containersOf(SIGNED_IN), step).to.have.length(1);
+            }
 
-        const retried = await runToEnd(admin, await admin.post(`/api/apps/${SIGNED_IN}/sso`, { account: 'header' }));
-        expect(retried.state, retried.text).to.equal('succeeded');
-        expect(Fs.readFileSync(siteFile(SIGNED_IN), 'utf8')).to.contain('Remote-User');
+            const retried = await runToEnd(admin, await admin.post(`/api/apps/${SIGNED_IN}/sso`, { account: 'header' }));
+            expect(retried.state, retried.text).to.equal('succeeded');
+            expect(Fs.readFileSync(siteFile(SIGNED_IN), 'utf8')).to.contain('Remote-User');
+        });
     });
 });
