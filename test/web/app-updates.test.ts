@@ -23,6 +23,8 @@ const { expect } = Code;
 
 const SUFFIX = Math.random().toString(36).slice(2, 8);
 const APP = `ledger-${SUFFIX}`;
+/** The app the update test updates: APP stays on 1.0.0, with an update to offer, whatever order the tests run in. */
+const UPDATED = `ledger2-${SUFFIX}`;
 
 describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
     let services: RunningServices;
@@ -32,7 +34,7 @@ describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
     let repository: string;
     const images: string[] = [];
 
-    const updatesUrl = () => `${web.baseUrl}/apps/${APP}/updates`;
+    const updatesUrl = (app = APP) => `${web.baseUrl}/apps/${app}/updates`;
 
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
@@ -47,8 +49,8 @@ describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
     });
 
     after(async () => {
-        await removeProjects([APP], images);
-        removeVolumes([APP]);
+        await removeProjects([APP, UPDATED], images);
+        removeVolumes([APP, UPDATED]);
         await web?.stop();
         services?.stop();
     });
@@ -83,6 +85,9 @@ describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
     });
 
     it('marks the app in the apps list and on the dashboard', async () => {
+        // The lists mark what a check found: the daily one, or the Updates tab's, made here as the tab makes it.
+        const checked = await (web.admin as Browser).get(`/api/apps/${APP}/updates`);
+        expect(checked.status, checked.text).to.equal(200);
         await page.goto(`${web.baseUrl}/apps`);
         const mark = page.locator('tr', { hasText: APP }).getByText('update: 1.0.1');
         await mark.waitFor();
@@ -97,22 +102,23 @@ describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
     });
 
     it('updates after asking, and the mark goes', async () => {
-        inApp(APP, 'echo kept > /data/state.txt');
-        await page.goto(updatesUrl());
+        await deployWithVolume({ admin: web.admin as Browser }, UPDATED, `${repository}:1.0.0`);
+        inApp(UPDATED, 'echo kept > /data/state.txt');
+        await page.goto(updatesUrl(UPDATED));
         await page.getByRole('button', { name: 'Update to 1.0.1' }).click();
         const question = page.getByRole('group', { name: 'Confirm: update to 1.0.1' });
         expect(await question.textContent()).to.contain('the old image and the data come back');
-        await question.getByRole('button', { name: `Update ${APP}` }).click();
+        await question.getByRole('button', { name: `Update ${UPDATED}` }).click();
         expect(await runEnded(page)).to.equal('succeeded');
         await page.getByText('No newer tag in the line of 1.0.1 at the registry.').waitFor();
-        expect(inApp(APP, 'cat /www/index.html')).to.equal('<h1>ledger 1.0.1</h1>');
-        expect(inApp(APP, 'cat /data/state.txt')).to.equal('kept');
+        expect(inApp(UPDATED, 'cat /www/index.html')).to.equal('<h1>ledger 1.0.1</h1>');
+        expect(inApp(UPDATED, 'cat /data/state.txt')).to.equal('kept');
 
         await page.goto(`${web.baseUrl}/apps`);
-        await page.locator('tr', { hasText: APP }).waitFor();
+        await page.locator('tr', { hasText: UPDATED }).waitFor();
         expect(
             await page
-                .locator('tr', { hasText: APP })
+                .locator('tr', { hasText: UPDATED })
                 .getByText(/^update:/)
                 .count(),
         ).to.equal(0);
@@ -122,7 +128,9 @@ describe('web UI: updates of an app’s image', { timeout: 600_000 }, () => {
     it('shows a viewer the updates, with nothing to start', async () => {
         const viewer = await web.signInAs('viewer');
         await viewer.page.goto(`${updatesUrl()}`);
-        await viewer.page.getByText(`Runs ${repository}:1.0.1`).waitFor();
+        // APP runs 1.0.0 and 1.0.1 is there: a viewer sees it, and nothing to start it with.
+        await viewer.page.getByText(`Runs ${repository}:1.0.0`).waitFor();
+        await viewer.page.getByRole('list', { name: 'Updates, newest first' }).locator('li[data-tag="1.0.1"]').waitFor();
         expect(await viewer.page.getByRole('button', { name: /^Update to / }).count()).to.equal(0);
         expect(await viewer.page.getByText('Automatic updates: Off: only by hand.').count()).to.equal(1);
     });
