@@ -115,18 +115,19 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
     };
 
     /** Puts APP on basic with the shared password that works, unless it is on it (the basic test may have run first). */
+    /** Mounts Apache's basic.conf and switches the app to HTTP Basic with the shared account: the switch's run. */
+    const switchToBasic = async () => {
+        await useConf('basic.conf');
+        return await startRun('post', `/api/apps/${APP}/sso`, { account: 'basic', sharedUser: 'shared', sharedPassword: SHARED_PASSWORD });
+    };
+
     const haveBasic = async () => {
         const shown = (await admin.get(`/api/apps/${APP}`)).body as { app: { identity: { account: string } } };
         if (shown.app.identity.account === 'basic' && mounted === 'basic.conf') {
             return;
         }
 
-        await useConf('basic.conf');
-        const changed = await startRun('post', `/api/apps/${APP}/sso`, {
-            account: 'basic',
-            sharedUser: 'shared',
-            sharedPassword: SHARED_PASSWORD,
-        });
+        const changed = await switchToBasic();
         expect(changed.state, changed.text).to.equal('succeeded');
     };
 
@@ -208,12 +209,7 @@ describe('deploy manager: how a visitor is known inside a real Apache app (heade
     });
 
     it('basic: the shared account is sent to the app on every request, and its password is never shown', async () => {
-        await useConf('basic.conf');
-        const changed = await startRun('post', `/api/apps/${APP}/sso`, {
-            account: 'basic',
-            sharedUser: 'shared',
-            sharedPassword: SHARED_PASSWORD,
-        });
+        const changed = await switchToBasic();
         expect(changed.state, changed.text).to.equal('succeeded');
         expect(changed.lines.find((line) => line.step === 'sign-in-method')?.text).to.contain('accepts the shared account shared');
         expect(changed.text).to.not.contain(SHARED_PASSWORD);
