@@ -178,13 +178,14 @@ export class RunService extends Service {
             await this.record(runId, { step: 'end', level: 'error', text: `Could not record the outcome: ${(error as Error).message}` });
         }
 
-        await this.#finish(runId, ending.state, ending.error ?? null);
-        await audit(this.server).record({
-            actor: request.actor ?? undefined,
-            action: `runs.${request.kind}.end`,
-            target: request.app,
-            outcome: ending.state === 'succeeded' ? 'success' : 'failure',
-            details: { run: runId, state: ending.state },
+        await this.#finish(runId, ending.state, ending.error ?? null, async () => {
+            await audit(this.server).record({
+                actor: request.actor ?? undefined,
+                action: `runs.${request.kind}.end`,
+                target: request.app,
+                outcome: ending.state === 'succeeded' ? 'success' : 'failure',
+                details: { run: runId, state: ending.state },
+            });
         });
     }
 
@@ -252,7 +253,11 @@ export class RunService extends Service {
         return next;
     }
 
-    async #finish(runId: number, state: RunState, error: string | null): Promise<void> {
+    /**
+     * Marks the run ended, then lets the end's listeners (and `audited`, the run's audit entry) do their part before
+     * this process's watchers hear of the end: whoever sees a run end here finds what its end changed already done.
+     */
+    async #finish(runId: number, state: RunState, error: string | null, audited?: () => Promise<void>): Promise<void> {
         await (this.#writes.get(runId) ?? Promise.resolve()).catch(() => undefined);
         // Only a run still running ends here: one another process took over (its lease lapsed) keeps that ending.
         const ended = await this.knex('dp_runs').where({ id: runId, state: 'running' }).update({ state, error, ended_at: now() });
@@ -260,11 +265,16 @@ export class RunService extends Service {
         this.#nextSeq.delete(runId);
         this.#disown(runId);
         const run = await this.get(runId);
-        this.#live.emit(`run:${runId}`, { type: 'end', run });
-        for (const listener of ended === 1 ? this.#endListeners : []) {
-            await listener(run).catch((failure: unknown) =>
-                this.server.log(['error', 'deploy', 'runs'], `a listener of run ${runId}'s end failed: ${(failure as Error).message}`),
-            );
+        try {
+            for (const listener of ended === 1 ? this.#endListeners : []) {
+                await listener(run).catch((failure: unknown) =>
+                    this.server.log(['error', 'deploy', 'runs'], `a listener of run ${runId}'s end failed: ${(failure as Error).message}`),
+                );
+            }
+
+            await audited?.();
+        } finally {
+            this.#live.emit(`run:${runId}`, { type: 'end', run });
         }
     }
 
