@@ -1,9 +1,11 @@
 /**
  * Backup and restore runs, as their worker executes them. A backup is one restic snapshot of a staging folder:
- * `app/` (the app's folder: compose file, secrets), `site/<app>.conf` (its nginx site) and `volumes/<volume>.tar`
- * (each named volume of its compose project, read through Docker's archive API with the app's containers paused).
- * A restore stops the app, takes a backup of what is there, puts the snapshot's folder, site and volumes in place
- * and starts the app; when any of that fails, it puts the backup it took back the same way.
+ * `app/` (the app's folder: compose file, secrets), `site/<app>.conf` (its nginx site), `dumps/` and
+ * `volumes/<volume>.tar` (a named volume of its compose project read through Docker's archive API); beside it, one
+ * snapshot per named volume the engine keeps in a folder of this host, backed up from that folder, so that restic
+ * reads again only the files that changed since the volume's last backup. Volumes are read with the app's containers
+ * paused. A restore takes a backup of what is there, stops the app, puts the snapshots' folder, site and volumes in
+ * place and starts the app; when any of that fails, it puts the backup it took back the same way.
  */
 import Fs from 'node:fs';
 import Path from 'node:path';
@@ -18,8 +20,17 @@ import { deployApp, engineOf, planFromDisk, RolledBackError, upOptions } from '.
 import type { ProjectPlan } from '../engine/compose-plan.ts';
 import type { BackupFirst, RunContext } from '../engine/run-context.ts';
 import type { RecipeDump } from '../recipes/recipe-types.ts';
+import { type BackupRow, snapshotIds, type VolumeSnapshots, volumeSnapshotsOf } from './backup-row.ts';
 import { testAndReload } from '../engine/site-steps.ts';
-import { backupFolder, ensureRepository, forgetByPolicy, restic, ResticError } from '../host/restic.ts';
+import {
+    backupFolder,
+    forgetAndPrune,
+    fullSnapshotIds,
+    forgetByPolicy,
+    restic,
+    ResticError,
+    type ResticRepository,
+} from '../host/restic.ts';
 
 /** What one backup holds. */
 export interface BackupHolds {
@@ -30,9 +41,26 @@ export interface BackupHolds {
     dumps: string[];
 }
 
+/**
+ * The restic snapshots of one backup: its own, and one per volume backed up from this host's folder of it (null: the
+ * volume was empty, and restic makes no empty snapshot).
+ */
+export interface BackupSnapshots {
+    snapshot: string;
+    volumeSnapshots: VolumeSnapshots;
+}
+
 export interface BackupRunData extends BackupFirst {
     /** A restore's snapshot. */
     snapshot?: string;
+    /** A restore's volume snapshots. */
+    volumeSnapshots?: VolumeSnapshots;
+}
+
+/** A named volume of the app, and the folder of this host its files are in when Gatehouse can use it directly. */
+interface AppVolume {
+    name: string;
+    hostFolder: string | undefined;
 }
 
 const VOLUME_MOUNT = '/volume';
@@ -52,18 +80,41 @@ function stagingDir(context: RunContext, purpose: string): string {
 }
 
 /** The app's own volumes (not external ones) that exist on the engine. */
-async function volumesOf(docker: Docker, plan: ProjectPlan): Promise<string[]> {
-    const names: string[] = [];
+async function volumesOf(docker: Docker, plan: ProjectPlan): Promise<AppVolume[]> {
+    const volumes: AppVolume[] = [];
     for (const volume of plan.volumes.filter((candidate) => !candidate.external)) {
+        let info: Docker.VolumeInspectInfo;
         try {
-            await docker.getVolume(volume.name).inspect();
-            names.push(volume.name);
+            info = await docker.getVolume(volume.name).inspect();
         } catch {
             // Never made (no service mounts it yet): nothing to hold.
+            continue;
         }
+
+        volumes.push({ name: volume.name, hostFolder: hostFolderOf(docker, info) });
     }
 
-    return names;
+    return volumes;
+}
+
+/**
+ * The folder of this host a volume's files are in, when Gatehouse can read and write it directly: a volume of the
+ * local driver without mount options (one with options is mounted only while a container uses it) of an engine
+ * reached through its local socket, whose folder this process may read and write. Otherwise (a remote engine,
+ * Gatehouse in a container without the engine's folders) the volume goes through the engine's archive API.
+ */
+function hostFolderOf(docker: Docker, volume: Docker.VolumeInspectInfo): string | undefined {
+    const localEngine = (docker.modem as { socketPath?: unknown }).socketPath !== undefined;
+    if (!localEngine || volume.Driver !== 'local' || Object.keys(volume.Options ?? {}).length > 0) {
+        return undefined;
+    }
+
+    try {
+        Fs.accessSync(volume.Mountpoint, Fs.constants.R_OK | Fs.constants.W_OK | Fs.constants.X_OK);
+        return Fs.statSync(volume.Mountpoint).isDirectory() ? volume.Mountpoint : undefined;
+    } catch {
+        return undefined;
+    }
 }
 
 /**
@@ -119,7 +170,7 @@ async function withAppPaused<T>(context: RunContext, docker: Docker, plan: Proje
 }
 
 /** Takes a backup of the app as its files and volumes are now; records it and answers its id in the database. */
-export async function backupApp(context: RunContext, data: BackupFirst, reason: string): Promise<{ id: number; snapshot: string }> {
+export async function backupApp(context: RunContext, data: BackupFirst, reason: string): Promise<{ id: number } & BackupSnapshots> {
     context.step = 'backup';
     const docker = dockerClient();
     const plan = planFromDisk(context);
@@ -142,37 +193,91 @@ export async function backupApp(context: RunContext, data: BackupFirst, reason: 
             );
         const dumps = data.dump && !onSwarm ? [await takeDump(context, docker, plan, data.dump, staging)] : [];
         const volumes = onSwarm ? [] : await volumesOf(docker, plan);
-        if (volumes.length > 0) {
-            Fs.mkdirSync(Path.join(staging, 'volumes'), { mode: 0o700 });
-            await withAppPaused(context, docker, plan, async () => {
-                for (const volume of volumes) {
-                    await readVolume(docker, plan, volume, Path.join(staging, 'volumes', `${volume}.tar`));
-                    context.log(`Read volume ${volume}`);
-                }
+        const read = await readVolumes(context, docker, plan, volumes, { restic: data.restic, staging });
+        try {
+            const own = await backupFolder(data.restic, staging, ['gatehouse', `app:${context.data.app}`, `reason:${reason}`]);
+            const full = await fullSnapshotIds(data.restic, [own.snapshot, ...snapshotIds(read.snapshots)]);
+            const snapshot = full.get(own.snapshot) ?? own.snapshot;
+            const volumeSnapshots = Object.fromEntries(
+                Object.entries(read.snapshots).map(([volume, id]) => [volume, id === null ? null : (full.get(id) ?? id)]),
+            );
+            const size = own.size + read.bytes;
+            const holds: BackupHolds = { folder: true, site, volumes: volumes.map((volume) => volume.name), dumps };
+            const knex = await context.database();
+            const [id] = await knex('dp_backups').insert({
+                app_name: context.data.app,
+                repository_hash: data.restic.hash,
+                snapshot,
+                volume_snapshots: Object.keys(volumeSnapshots).length > 0 ? JSON.stringify(volumeSnapshots) : null,
+                reason,
+                holds: JSON.stringify(holds),
+                size,
+                run_id: context.data.runId,
+                created_at: Date.now(),
             });
+            context.log(
+                `Backup ${Number(id)} made: snapshot ${snapshot.slice(0, 8)}, ${size} bytes (folder${site ? ', site' : ''}, ${volumes.length} volume(s))`,
+            );
+            return { id: Number(id), snapshot, volumeSnapshots };
+        } catch (error) {
+            await forgetUnrecorded(context, data.restic, snapshotIds(read.snapshots));
+            throw error;
         }
-
-        await ensureRepository(data.restic);
-        const { snapshot, size } = await backupFolder(data.restic, staging, ['gatehouse', `app:${context.data.app}`, `reason:${reason}`]);
-        const holds: BackupHolds = { folder: true, site, volumes, dumps };
-        const knex = await context.database();
-        const [id] = await knex('dp_backups').insert({
-            app_name: context.data.app,
-            repository_hash: data.restic.hash,
-            snapshot,
-            reason,
-            holds: JSON.stringify(holds),
-            size,
-            run_id: context.data.runId,
-            created_at: Date.now(),
-        });
-        context.log(
-            `Backup ${Number(id)} made: snapshot ${snapshot.slice(0, 8)}, ${size} bytes (folder${site ? ', site' : ''}, ${volumes.length} volume(s))`,
-        );
-        return { id: Number(id), snapshot };
     } finally {
         Fs.rmSync(staging, { recursive: true, force: true });
     }
+}
+
+/**
+ * Reads the app's volumes with its containers paused: each one in a folder of this host into a restic snapshot of its
+ * own, the others through the engine into the staging folder. Answers the snapshots made and the bytes they read.
+ */
+async function readVolumes(
+    context: RunContext,
+    docker: Docker,
+    plan: ProjectPlan,
+    volumes: AppVolume[],
+    into: { restic: ResticRepository; staging: string },
+): Promise<{ snapshots: VolumeSnapshots; bytes: number }> {
+    const snapshots: VolumeSnapshots = {};
+    let bytes = 0;
+    if (volumes.length === 0) {
+        return { snapshots, bytes };
+    }
+
+    try {
+        await withAppPaused(context, docker, plan, async () => {
+            for (const volume of volumes) {
+                if (volume.hostFolder && Fs.readdirSync(volume.hostFolder).length === 0) {
+                    snapshots[volume.name] = null;
+                    context.log(`Volume ${volume.name} is empty`);
+                } else if (volume.hostFolder) {
+                    const tags = ['gatehouse', `volume-of:${context.data.app}`, `volume:${volume.name}`];
+                    const made = await backupFolder(into.restic, volume.hostFolder, tags);
+                    snapshots[volume.name] = made.snapshot;
+                    bytes += made.size;
+                    context.log(`Backed up volume ${volume.name} from ${volume.hostFolder}: snapshot ${made.snapshot.slice(0, 8)}`);
+                } else {
+                    Fs.mkdirSync(Path.join(into.staging, 'volumes'), { recursive: true, mode: 0o700 });
+                    await readVolume(docker, plan, volume.name, Path.join(into.staging, 'volumes', `${volume.name}.tar`));
+                    context.log(`Read volume ${volume.name}`);
+                }
+            }
+        });
+    } catch (error) {
+        await forgetUnrecorded(context, into.restic, snapshotIds(snapshots));
+        throw error;
+    }
+
+    return { snapshots, bytes };
+}
+
+/** Forgets the volume snapshots of a backup that failed before it was recorded (their data goes at the next prune). */
+async function forgetUnrecorded(context: RunContext, repository: ResticRepository, snapshots: string[]): Promise<void> {
+    if (snapshots.length === 0) return;
+    await restic(repository, ['forget', ...snapshots]).catch((error: unknown) =>
+        context.log(`Could not forget the volume snapshots of the failed backup: ${(error as Error).message}`, 'warning'),
+    );
 }
 
 function dumpFile(staging: string, service: string): string {
@@ -293,15 +398,20 @@ async function readVolume(docker: Docker, plan: ProjectPlan, volume: string, fil
     }
 }
 
-/** Empties the volume (through a shell of one of the app's images), then puts the archive's files in it. */
-async function writeVolume(context: RunContext, docker: Docker, plan: ProjectPlan, volume: string, file: string): Promise<void> {
+/** The volume as the engine has it, made (as the app's) when it is not there. */
+async function volumeToWrite(context: RunContext, docker: Docker, volume: string): Promise<Docker.VolumeInspectInfo> {
     try {
-        await docker.getVolume(volume).inspect();
+        return await docker.getVolume(volume).inspect();
     } catch {
         await docker.createVolume({ Name: volume, Labels: { [LABEL.project]: context.data.app, [LABEL.managed]: 'true' } });
         context.log(`Made volume ${volume}`);
+        return await docker.getVolume(volume).inspect();
     }
+}
 
+/** Empties the volume (through a shell of one of the app's images), then puts the archive's files in it. */
+async function writeVolume(context: RunContext, docker: Docker, plan: ProjectPlan, volume: string, file: string): Promise<void> {
+    await volumeToWrite(context, docker, volume);
     const writer = await volumeContainer(docker, plan, volume, ['/bin/sh', '-c', EMPTY_VOLUME]);
     try {
         await writer.start();
@@ -318,15 +428,52 @@ async function writeVolume(context: RunContext, docker: Docker, plan: ProjectPla
 }
 
 /**
- * Puts the snapshot's folder, site and volumes in place of the app's (which must be stopped), starts the app, then
+ * Empties this host's folder of the volume, then restores the volume's snapshot into it (owners and modes as they
+ * were); a volume that was empty stays empty.
+ */
+async function writeHostVolume(
+    context: RunContext,
+    docker: Docker,
+    repository: ResticRepository,
+    volume: string,
+    snapshot: string | null,
+): Promise<void> {
+    const folder = hostFolderOf(docker, await volumeToWrite(context, docker, volume));
+    if (!folder) {
+        throw new Error(
+            `volume ${volume} was backed up from its folder on this host, and the engine no longer keeps it in one Gatehouse can write`,
+        );
+    }
+
+    for (const entry of Fs.readdirSync(folder)) {
+        Fs.rmSync(Path.join(folder, entry), { recursive: true, force: true });
+    }
+
+    if (snapshot) {
+        await restic(repository, ['restore', snapshot, '--target', folder]);
+    }
+}
+
+/**
+ * Stops the app while restic extracts the backup's own snapshot (neither waits for the other: an app's stop can take
+ * its whole grace period), puts the snapshots' folder, site and volumes in place of the app's, starts the app, then
  * feeds it the snapshot's dump when the recipe says how.
  */
-async function putBackAndStart(context: RunContext, data: BackupFirst, snapshot: string): Promise<void> {
+async function putBackAndStart(context: RunContext, data: BackupFirst, backup: BackupSnapshots): Promise<void> {
+    const { snapshot } = backup;
     const docker = dockerClient();
     const staging = stagingDir(context, 'restore');
     try {
+        context.step = 'stop';
+        const [extracted, stopped] = await Promise.allSettled([
+            restic(data.restic, ['restore', snapshot, '--target', staging]),
+            engineOf(context).stop(planFromDisk(context)),
+        ]);
+        for (const outcome of [stopped, extracted]) {
+            if (outcome.status === 'rejected') throw outcome.reason;
+        }
+
         context.step = 'restore';
-        await restic(data.restic, ['restore', snapshot, '--target', staging]);
         const { appDir, siteFile } = context.paths;
         if (!Fs.existsSync(Path.join(staging, 'app'))) {
             throw new Error(`snapshot ${snapshot.slice(0, 8)} holds no app folder`);
@@ -353,6 +500,11 @@ async function putBackAndStart(context: RunContext, data: BackupFirst, snapshot:
         for (const archive of archives) {
             const volume = archive.slice(0, -'.tar'.length);
             await writeVolume(context, docker, plan, volume, Path.join(volumesDir, archive));
+            context.log(`Put back volume ${volume}`);
+        }
+
+        for (const [volume, volumeSnapshot] of Object.entries(backup.volumeSnapshots)) {
+            await writeHostVolume(context, docker, data.restic, volume, volumeSnapshot);
             context.log(`Put back volume ${volume}`);
         }
 
@@ -399,8 +551,8 @@ export async function backupRun(context: RunContext, data: BackupRunData): Promi
  * The backup a run that changes an app takes first (BACKUP_BEFORE_CHANGES). One that fails ends the run rolled back
  * before anything was changed: no change goes ahead without the way back.
  */
-export async function backupBeforeChange(context: RunContext, first: BackupFirst): Promise<{ id: number; snapshot: string }> {
-    let made: { id: number; snapshot: string };
+export async function backupBeforeChange(context: RunContext, first: BackupFirst): Promise<{ id: number } & BackupSnapshots> {
+    let made: { id: number } & BackupSnapshots;
     try {
         await clearLeftovers(context);
         made = await backupApp(context, first, first.reason);
@@ -433,8 +585,7 @@ export async function updateApp(context: RunContext, first: BackupFirst | undefi
     } catch (error) {
         context.step = 'rollback';
         try {
-            await engineOf(context).stop(planFromDisk(context));
-            await putBackAndStart(context, first, kept.snapshot);
+            await putBackAndStart(context, first, kept);
         } catch (undo) {
             throw new Error(
                 `${(error as Error).message}; the data could not be put back from backup ${kept.id}: ${(undo as Error).message}`,
@@ -459,9 +610,18 @@ async function applyRetention(context: RunContext, data: BackupFirst): Promise<v
     }
 
     context.step = 'retention';
+    const knex = await context.database();
+    const ofApp = { app_name: context.data.app, repository_hash: data.restic.hash };
     let removed: string[];
     try {
         removed = await forgetByPolicy(data.restic, `app:${context.data.app}`, policy);
+        if (removed.length > 0) {
+            const rows = await knex('dp_backups').where(ofApp).whereIn('snapshot', removed).select('volume_snapshots');
+            await forgetAndPrune(
+                data.restic,
+                rows.flatMap((row: BackupRow) => snapshotIds(volumeSnapshotsOf(row))),
+            );
+        }
     } catch (error) {
         if (error instanceof ResticError && error.locked) {
             context.log('The repository is in use by another restic: older backups are removed after the next backup instead', 'warning');
@@ -472,11 +632,7 @@ async function applyRetention(context: RunContext, data: BackupFirst): Promise<v
     }
 
     if (removed.length > 0) {
-        const knex = await context.database();
-        await knex('dp_backups')
-            .where({ app_name: context.data.app, repository_hash: data.restic.hash })
-            .whereIn('snapshot', removed)
-            .delete();
+        await knex('dp_backups').where(ofApp).whereIn('snapshot', removed).delete();
     }
 
     context.log(`Kept the backups BACKUP_KEEP asks for (${policy}): removed ${removed.length}`);
@@ -484,7 +640,7 @@ async function applyRetention(context: RunContext, data: BackupFirst): Promise<v
 
 /**
  * Keeps what is there as a backup ("before restore"), stops the app, puts the snapshot back and starts the app. A
- * failure after the stop puts the kept backup back and starts the app again, and the run ends rolled back.
+ * failure after that backup puts it back and starts the app again, and the run ends rolled back.
  */
 export async function restoreRun(context: RunContext, data: BackupRunData): Promise<void> {
     const snapshot = data.snapshot;
@@ -494,17 +650,14 @@ export async function restoreRun(context: RunContext, data: BackupRunData): Prom
 
     await clearLeftovers(context);
     // Taken while the app runs, as any backup is: a dump needs its container running.
-    const { snapshot: kept } = await backupApp(context, data, 'before restore');
-    context.step = 'stop';
-    await engineOf(context).stop(planFromDisk(context));
+    const kept = await backupApp(context, data, 'before restore');
     try {
-        await putBackAndStart(context, data, snapshot);
+        await putBackAndStart(context, data, { snapshot, volumeSnapshots: data.volumeSnapshots ?? {} });
         context.log('Restored and started');
     } catch (error) {
         context.log(`Failed: ${(error as Error).message}`, 'error');
         context.step = 'rollback';
         try {
-            await engineOf(context).stop(planFromDisk(context));
             await putBackAndStart(context, data, kept);
         } catch (undo) {
             throw new Error(`${(error as Error).message}; the rollback could not put back what was there: ${(undo as Error).message}`);

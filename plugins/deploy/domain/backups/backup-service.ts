@@ -21,6 +21,7 @@ import { withServiceImage } from '../compose/compose-yaml.ts';
 import { runs } from '../runs/run-service.ts';
 import type { BackupFirst } from '../engine/run-context.ts';
 import type { BackupHolds, BackupRunData } from './backup-runs.ts';
+import { snapshotIds, volumeSnapshotsOf } from './backup-row.ts';
 import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from '../host/restic.ts';
 import { Service } from '../../../../lib/service.ts';
 import { cell, nullable, rowReader } from '../../../../lib/row-reader.ts';
@@ -150,7 +151,8 @@ export class BackupService extends Service {
         const app = await apps(this.server).require(name);
         this.#refuseUndeployed(app.name, app.state);
         const backup = await this.#row(app.name, id);
-        return await this.#run(app, 'restore', actor, { reason: 'restore', snapshot: String(backup.snapshot) }, async (state) => {
+        const snapshots = { snapshot: String(backup.snapshot), volumeSnapshots: volumeSnapshotsOf(backup) };
+        return await this.#run(app, 'restore', actor, { reason: 'restore', ...snapshots }, async (state) => {
             // A restore that was rolled back started the app again as it was; one that failed left it as it could.
             const after = state === 'succeeded' || state === 'rolled back' ? 'running' : 'failed';
             await this.server.app.knex('dp_apps').where({ name: app.name }).update({ state: after });
@@ -175,7 +177,7 @@ export class BackupService extends Service {
         await apps(this.server).followDeployedImage(app.name);
     }
 
-    /** Forgets the backup's snapshot and prunes what no other snapshot uses. */
+    /** Forgets the backup's snapshots and prunes what no other snapshot uses. */
     async remove(name: string, id: number, actor: DeployUser): Promise<void> {
         const app = await apps(this.server).require(name);
         const backup = await this.#row(app.name, id);
@@ -184,7 +186,8 @@ export class BackupService extends Service {
         }
 
         try {
-            await restic(await this.repository(), ['forget', '--prune', String(backup.snapshot)]);
+            const volumeSnapshots = snapshotIds(volumeSnapshotsOf(backup));
+            await restic(await this.repository(), ['forget', '--prune', String(backup.snapshot), ...volumeSnapshots]);
         } catch (error) {
             if (error instanceof ResticError && error.locked) {
                 throw new ConflictError('the backup repository is in use by another backup; try again when it ends');
@@ -222,7 +225,7 @@ export class BackupService extends Service {
         app: AppRecord,
         kind: 'backup' | 'restore',
         actor: DeployUser | null,
-        extra: Pick<BackupRunData, 'reason' | 'snapshot'>,
+        extra: Pick<BackupRunData, 'reason' | 'snapshot' | 'volumeSnapshots'>,
         onEnd: (state: string) => Promise<void>,
     ): Promise<number> {
         const dump = (await recipes(this.server).forApp(app))?.backup?.dump;

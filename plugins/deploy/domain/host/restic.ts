@@ -83,17 +83,13 @@ export async function restic(repository: ResticRepository, args: string[], call:
     return Buffer.concat(output).toString('utf8');
 }
 
-/** Makes the repository when there is none yet; one made meanwhile by another restic is as good. */
-export async function ensureRepository(repository: ResticRepository): Promise<void> {
-    try {
-        await restic(repository, ['cat', 'config']);
-        return;
-    } catch (error) {
-        if (!/Is there a repository|unable to open config file/i.test((error as Error).message)) {
-            throw error;
-        }
-    }
+/** restic found no repository at the place given (none made yet, or removed). */
+function isMissingRepository(error: unknown): boolean {
+    return error instanceof ResticError && /Is there a repository|unable to open config file/i.test(error.message);
+}
 
+/** Makes the repository; one made meanwhile by another restic is as good. */
+async function makeRepository(repository: ResticRepository): Promise<void> {
     try {
         await restic(repository, ['init']);
     } catch (error) {
@@ -109,11 +105,21 @@ interface SnapshotSummary {
     total_bytes_processed?: number;
 }
 
-/** Backs up the folder `cwd` (its contents at the snapshot's root), tagged; answers the snapshot's full id and size. */
+/**
+ * Backs up the folder `cwd` (its contents at the snapshot's root), tagged, making the repository first when there is
+ * none; answers the snapshot's id as restic gives it (short: see fullSnapshotIds) and the bytes read.
+ */
 export async function backupFolder(repository: ResticRepository, cwd: string, tags: string[]): Promise<{ snapshot: string; size: number }> {
-    const output = await restic(repository, ['backup', '--json', '--host', 'gatehouse', ...tags.flatMap((tag) => ['--tag', tag]), '.'], {
-        cwd,
-    });
+    const args = ['backup', '--json', '--host', 'gatehouse', ...tags.flatMap((tag) => ['--tag', tag]), '.'];
+    let output: string;
+    try {
+        output = await restic(repository, args, { cwd });
+    } catch (error) {
+        if (!isMissingRepository(error)) throw error;
+        await makeRepository(repository);
+        output = await restic(repository, args, { cwd });
+    }
+
     const summary = output
         .split('\n')
         .filter((line) => line.startsWith('{'))
@@ -123,8 +129,23 @@ export async function backupFolder(repository: ResticRepository, cwd: string, ta
         throw new Error('restic backup did not say which snapshot it made');
     }
 
-    const [snapshot] = JSON.parse(await restic(repository, ['snapshots', '--json', summary.snapshot_id])) as Array<{ id: string }>;
-    return { snapshot: snapshot?.id ?? summary.snapshot_id, size: summary.total_bytes_processed ?? 0 };
+    return { snapshot: summary.snapshot_id, size: summary.total_bytes_processed ?? 0 };
+}
+
+/**
+ * The full ids of snapshots given by any prefix (restic backup answers a short one), in one call: each call opens
+ * the repository, which costs restic its key derivation (about half a second).
+ */
+export async function fullSnapshotIds(repository: ResticRepository, ids: string[]): Promise<Map<string, string>> {
+    const listed = JSON.parse(await restic(repository, ['snapshots', '--json', ...ids])) as Array<{ id: string }>;
+    const full = new Map<string, string>();
+    for (const id of ids) {
+        const found = listed.find((snapshot) => snapshot.id.startsWith(id));
+        if (!found) throw new Error(`restic does not list the snapshot ${id} it made`);
+        full.set(id, found.id);
+    }
+
+    return full;
 }
 
 /** restic forget's options for a policy such as `7 daily, 4 weekly, 6 monthly` (BACKUP_KEEP, checked at start). */
@@ -136,17 +157,17 @@ export function keepOptions(policy: string): string[] {
 }
 
 /**
- * Applies the policy to the snapshots with the tag, as one group, then prunes what no snapshot uses any more;
- * answers the ids of the snapshots removed.
+ * Applies the policy to the snapshots with the tag, as one group; answers the ids of the snapshots it forgot. What no
+ * snapshot uses any more stays in the repository until `forgetAndPrune`.
  */
 export async function forgetByPolicy(repository: ResticRepository, tag: string, policy: string): Promise<string[]> {
     const output = await restic(repository, ['forget', '--json', '--tag', tag, '--group-by', 'host', ...keepOptions(policy)]);
     const line = output.split('\n').find((candidate) => candidate.startsWith('['));
     const groups = line ? (JSON.parse(line) as Array<{ remove?: Array<{ id: string }> | null }>) : [];
-    const removed = groups.flatMap((group) => (group.remove ?? []).map((snapshot) => snapshot.id));
-    if (removed.length > 0) {
-        await restic(repository, ['prune']);
-    }
+    return groups.flatMap((group) => (group.remove ?? []).map((snapshot) => snapshot.id));
+}
 
-    return removed;
+/** Forgets the snapshots (none: only prunes), then removes from the repository what no snapshot uses any more. */
+export async function forgetAndPrune(repository: ResticRepository, snapshots: string[]): Promise<void> {
+    await restic(repository, snapshots.length > 0 ? ['forget', '--prune', ...snapshots] : ['prune']);
 }

@@ -1,4 +1,5 @@
 // needs: docker
+import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -20,6 +21,11 @@ const SUFFIX = Math.random().toString(36).slice(2, 8);
 const PASSWORD = `backup-password-${SUFFIX}`;
 
 const resticCheck = (repository: string, password: string) => resticFor(repository, password, ['check']);
+
+function spawnChecked(command: string, args: string[]): void {
+    const result = spawnSync(command, args, { encoding: 'utf8' });
+    expect(result.status, `${command} ${args.join(' ')}: ${result.stderr}`).to.equal(0);
+}
 
 describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
     let services: RunningServices;
@@ -76,6 +82,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         apps.push(app);
         await deployWithVolume(server, app, image, { TOKEN: `token-${SUFFIX}` });
         inApp(app, 'mkdir -p /data/notes && echo "kept $HOSTNAME" > /data/notes/note.txt && echo 1 > /data/.hidden');
+        inApp(app, 'chown 1234:2345 /data/notes/note.txt && chmod 640 /data/notes/note.txt');
         const written = inApp(app, 'cat /data/notes/note.txt');
 
         const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
@@ -89,6 +96,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups/${backup?.id}/restore`));
         const found = {
             note: inApp(app, 'cat /data/notes/note.txt'),
+            owner: inApp(app, 'stat -c "%u:%g %a" /data/notes/note.txt'),
             hidden: inApp(app, 'cat /data/.hidden'),
             data: inApp(app, 'ls /data'),
             fromDump: inApp(app, 'cat /data/from-dump.txt'),
@@ -109,12 +117,15 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         expect(backup?.reason).to.equal('manual');
         expect(backup?.holds).to.equal({ folder: true, site: true, volumes: [`${app}_data`], dumps: ['web'] });
         expect(backedUp.text).to.contain('Dumped web');
+        // The engine keeps the volume in a folder of this host: restic reads it there, into a snapshot of its own.
+        expect(backedUp.text).to.contain(`Backed up volume ${app}_data from /`);
         expect(backup?.size ?? 0).to.be.above(0);
         expect(Date.parse(backup?.time ?? '')).to.be.above(Date.now() - 600_000);
 
         expect(restored.state, restored.text).to.equal('succeeded');
         expect(found.note).to.equal(written);
         expect(found.hidden).to.equal('1');
+        expect(found.owner).to.equal('1234:2345 640');
         // The volume holds what it held, and the dump was fed to the recipe's restore command once the app ran.
         expect(found.data).to.equal('from-dump.txt\nnotes');
         expect(found.fromDump).to.equal(written);
@@ -166,6 +177,7 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         const dropped = `drop-${SUFFIX}`;
         apps.push(dropped);
         await deployWithVolume(server, dropped, image);
+        inApp(dropped, 'echo kept > /data/kept.txt');
         for (const _ of [1, 2]) {
             const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${dropped}/backups`));
             expect(backedUp.state, backedUp.text).to.equal('succeeded');
@@ -176,10 +188,42 @@ describe('deploy manager: backups and restore', { timeout: 600_000 }, () => {
         expect(removed.status, removed.text).to.equal(204);
         expect((await listOf(dropped)).map((one) => one.id)).to.equal([oldest?.id]);
         // The repository is shared with the other tests' apps: the snapshots counted are this app's (Gatehouse tags them).
-        const snapshots = resticFor(server.context.config.backups.repository, PASSWORD, ['snapshots', '--json', '--tag', `app:${dropped}`]);
-        expect(snapshots.status, snapshots.stderr).to.equal(0);
-        expect((JSON.parse(snapshots.stdout) as unknown[]).length).to.equal(1);
+        // Each backup is its own snapshot and its volume's.
+        for (const tag of [`app:${dropped}`, `volume-of:${dropped}`]) {
+            const snapshots = resticFor(server.context.config.backups.repository, PASSWORD, ['snapshots', '--json', '--tag', tag]);
+            expect(snapshots.status, snapshots.stderr).to.equal(0);
+            expect((JSON.parse(snapshots.stdout) as unknown[]).length, tag).to.equal(1);
+        }
+
         expect(resticCheck(server.context.config.backups.repository, PASSWORD).status).to.equal(0);
+    });
+
+    it('reads and restores through the engine a volume whose folder on this host Gatehouse cannot write', async () => {
+        // An app of its own: its volume's folder made immutable, as a folder Gatehouse may not write is to it.
+        const sealed = `sealed-${SUFFIX}`;
+        apps.push(sealed);
+        await deployWithVolume(server, sealed, image);
+        inApp(sealed, 'echo "through the engine" > /data/kept.txt && chown 1234:2345 /data/kept.txt');
+        const folder = docker('volume', 'inspect', '-f', '{{.Mountpoint}}', `${sealed}_data`).trim();
+        let backedUp: Awaited<ReturnType<typeof runToEnd>>;
+        spawnChecked('chattr', ['+i', folder]);
+        try {
+            backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${sealed}/backups`));
+        } finally {
+            spawnChecked('chattr', ['-i', folder]);
+        }
+
+        expect(backedUp.state, backedUp.text).to.equal('succeeded');
+        expect(backedUp.text).to.contain(`Read volume ${sealed}_data`);
+        expect(backedUp.text).to.not.contain('Backed up volume');
+        const [backup] = await listOf(sealed);
+        inApp(sealed, 'rm /data/kept.txt && echo stray > /data/stray.txt');
+        const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${sealed}/backups/${backup?.id}/restore`));
+        expect(restored.state, restored.text).to.equal('succeeded');
+        // The stray file gone; from-dump.txt is the recipe's restore command's.
+        expect(inApp(sealed, 'ls /data')).to.equal('from-dump.txt\nkept.txt');
+        expect(inApp(sealed, 'cat /data/kept.txt')).to.equal('through the engine');
+        expect(inApp(sealed, 'stat -c "%u:%g" /data/kept.txt')).to.equal('1234:2345');
     });
 
     it('never shows the repository password in a response, a run line or a log line', async () => {

@@ -4,6 +4,7 @@ import * as Lab from '@hapi/lab';
 
 import { backups } from '../../../../../plugins/deploy/domain/backups/backup-service.ts';
 import type { DeployTestServer } from '../../../../helpers/deploy-session.ts';
+import { snapshotIds, volumeSnapshotsOf } from '../../../../../plugins/deploy/domain/backups/backup-row.ts';
 import { backupsOf, backupTestServer, deployWithVolume, inApp, removeVolumes, resticFor } from '../../../../support/backup-app.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
 import { type RunningServices, startServices } from '../../../../support/services.ts';
@@ -85,8 +86,17 @@ describe('deploy manager: backups in an SFTP repository, with a generated passwo
         expect(after.map((backup) => backup.id)).to.equal([(before[0]?.id ?? 0) + 1, before[0]?.id]);
 
         const { password } = await backups(server.context.server).repository();
+        // A backup is the app's snapshot and its volume's (none when the volume was empty, as before the restore):
+        // the repository holds those of the backups kept, and the volume snapshot of the one removed went with it.
+        const rows = await server.context.database.knex('dp_backups').where({ app_name: app }).select('snapshot', 'volume_snapshots');
+        const kept = rows.flatMap((row: { snapshot: string; volume_snapshots: string | null }) => [
+            row.snapshot,
+            ...snapshotIds(volumeSnapshotsOf(row)),
+        ]);
         const listed = resticFor(repository, password, ['snapshots', '--json'], ['-o', `sftp.command=${sshd.sftpCommand}`]);
         expect(listed.status, listed.stderr).to.equal(0);
-        expect((JSON.parse(listed.stdout) as unknown[]).length).to.equal(2);
+        const snapshots = JSON.parse(listed.stdout) as Array<{ id: string; tags: string[] }>;
+        expect(snapshots.map((snapshot) => snapshot.id).sort()).to.equal(kept.sort());
+        expect(snapshots.some((snapshot) => snapshot.tags.includes(`volume-of:${app}`))).to.be.true();
     });
 });
