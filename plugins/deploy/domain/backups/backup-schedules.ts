@@ -5,6 +5,8 @@
  * in the database, so that of the servers on the database one backs an app up at each of its times. What another
  * server changed is taken into Bree's ticks within a minute.
  */
+import type { Server } from '@hapi/hapi';
+
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { cronProblem, nextCronTime, previousCronTime } from '../../../../lib/cron.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
@@ -12,8 +14,7 @@ import { Service } from '../../../../lib/service.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { audit } from '../accounts/audit-service.ts';
 import type { DeployUser } from '../accounts/user-service.ts';
-import { apps } from '../apps/app-service.ts';
-import { backups } from './backup-service.ts';
+import type { AppRecord } from '../apps/app-service.ts';
 
 export const SCHEDULED_BACKUPS_JOB = 'scheduled-backups';
 const TABLE = 'dp_app_backup_schedules';
@@ -33,6 +34,12 @@ export interface BackupSchedule {
     default: string | null;
     /** When the next scheduled backup is due. */
     nextAt: string | null;
+}
+
+/** The app of that name (404 when none): the apps are imported by the first call, as arming the schedules at start needs none. */
+async function existingApp(server: Server, name: string): Promise<AppRecord> {
+    const { apps } = await import('../apps/app-service.ts');
+    return await apps(server).require(name);
 }
 
 /** `30  2 * * *` and ` 30 2 * * *` are one schedule. */
@@ -78,7 +85,7 @@ export class BackupScheduleService extends Service {
     }
 
     async of(name: string): Promise<BackupSchedule> {
-        const app = await apps(this.server).require(name);
+        const app = await existingApp(this.server, name);
         return this.#view(await this.#own(app.name));
     }
 
@@ -91,7 +98,7 @@ export class BackupScheduleService extends Service {
             throw new ValidationError(`schedule: ${problem}`);
         }
 
-        const app = await apps(this.server).require(name);
+        const app = await existingApp(this.server, name);
         await this.knex(TABLE)
             .insert({ app_name: app.name, schedule: own, updated_at: now() })
             .onConflict('app_name')
@@ -184,6 +191,8 @@ export class BackupScheduleService extends Service {
             return;
         }
 
+        // Imported by the first tick with apps due, like the apps above.
+        const { backups } = await import('./backup-service.ts');
         const { backedUp, skipped } = await backups(this.server).backUpScheduled(due);
         const failed = backedUp.filter((backup) => backup.state !== 'succeeded');
         this.server.log(

@@ -1,13 +1,16 @@
 import type { Server } from '@hapi/hapi';
 
-import { lifecycle } from '../lifecycle/lifecycle-service.ts';
+import { takeBackupsFirstWith } from '../lifecycle/backup-first.ts';
 import { runs } from '../runs/run-service.ts';
-import { backups } from './backup-service.ts';
 import { backupSchedules, SCHEDULED_BACKUPS_JOB, SCHEDULES_REREAD_MS } from './backup-schedules.ts';
 
 export default async function setUpBackups(server: Server): Promise<void> {
     // Runs that change a deployed app take a backup first (BACKUP_BEFORE_CHANGES; the lifecycle asks whether it is on).
-    lifecycle(server).takeBackupsFirstWith((app, reason) => backups(server).firstOf(app, reason));
+    takeBackupsFirstWith(server, async (app, reason) => {
+        // Imported by the first run that takes one: the backups reach the compose files and the recipes, which a start need not load.
+        const { backups } = await import('./backup-service.ts');
+        return await backups(server).firstOf(app, reason);
+    });
     await scheduleBackups(server);
 }
 

@@ -10,6 +10,7 @@ import type { DeployUser } from '../accounts/user-service.ts';
 import { renderSecretsFile } from '../apps/app-files.ts';
 import { type AppRecord, apps } from '../apps/app-service.ts';
 import { startedAdapterNames } from '../apps/spec-definitions.ts';
+import { backupFirstMaker } from './backup-first.ts';
 import { hasUnacceptedRisks, lintCompose, lintContextFor, parseCompose, renderCompose, validateCompose } from '../compose/compose-model.ts';
 import { modelFromJson } from '../compose/compose-read.ts';
 import { withServiceImage } from '../compose/compose-yaml.ts';
@@ -112,17 +113,7 @@ const BACKUP_REASONS: Partial<Record<AppRunKind, string>> = {
     update: 'before update',
 };
 
-/** Makes the backup a run takes first, or none (the app has nothing deployed to back up). */
-export type BackupFirstMaker = (app: AppRecord, reason: string) => Promise<BackupFirst | undefined>;
-
 export class LifecycleService extends Service {
-    #backupFirstMaker: BackupFirstMaker | undefined;
-
-    /** How runs that change an app take a backup first (BACKUP_BEFORE_CHANGES): set by the backups (backups/setup.ts). */
-    takeBackupsFirstWith(maker: BackupFirstMaker): void {
-        this.#backupFirstMaker = maker;
-    }
-
     async deploy(name: string, actor: DeployUser, acceptRisks = false): Promise<number> {
         const app = await apps(this.server).require(name);
         await this.#refuseWhileRunning(app.name);
@@ -527,7 +518,7 @@ export class LifecycleService extends Service {
             return undefined;
         }
 
-        return await this.#backupFirstMaker?.(app, reason);
+        return await backupFirstMaker(this.server)?.(app, reason);
     }
 
     async #setState(name: string, state: string): Promise<void> {

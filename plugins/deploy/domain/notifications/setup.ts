@@ -3,7 +3,6 @@ import Crypto from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 
 import { onRenewalFailed } from '../acme/renewal.ts';
-import { apps } from '../apps/app-service.ts';
 import { runs } from '../runs/run-service.ts';
 import { resourceStats } from '../stats/resource-stats.ts';
 import { CERTIFICATE_CHECK_JOB, type ExpiringCertificate } from './certificate-expiry.ts';
@@ -45,8 +44,9 @@ export default async function setUpNotifications(server: Server): Promise<void> 
     });
     // The resources sampler sees each container's health every interval; a turn to unhealthy of this server's app is told.
     resourceStats(server).onUnhealthy(({ app, service, container }) => {
-        apps(server)
-            .existing([app])
+        // The apps are imported by the first turn: a start does not load them and all they reach.
+        import('../apps/app-service.ts')
+            .then(async ({ apps }) => await apps(server).existing([app]))
             .then(async (existing) => {
                 if (!existing.has(app)) return;
                 await notifications(server).notify({

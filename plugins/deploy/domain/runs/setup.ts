@@ -1,6 +1,5 @@
 import type { Server } from '@hapi/hapi';
 
-import { recoverFromJournal } from '../lifecycle/run-recovery.ts';
 import { runs } from './run-service.ts';
 
 /**
@@ -9,7 +8,11 @@ import { runs } from './run-service.ts';
  * interrupted run had changed is undone from its journal before it is marked.
  */
 export default function takeOverLapsedRuns(server: Server): void {
-    runs(server).recoverWith(recoverFromJournal(server));
+    runs(server).recoverWith(async (run, post) => {
+        // Imported by the first run to undo: undoing reaches the whole engine, which a start without one need not load.
+        const { recoverFromJournal } = await import('../lifecycle/run-recovery.ts');
+        await recoverFromJournal(server)(run, post);
+    });
     server.ext('onPreStart', async () => {
         await runs(server).startSweeping();
     });

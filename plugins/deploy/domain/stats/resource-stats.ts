@@ -13,7 +13,6 @@ import type { Server } from '@hapi/hapi';
 import type Docker from 'dockerode';
 
 import { defineService } from '../../../../lib/services.ts';
-import { apps } from '../apps/app-service.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { dockerClient } from '../host/docker-client.ts';
 import { readingOf, sampleBetween, type StatsReading, type StatsSample } from './container-sample.ts';
@@ -162,6 +161,8 @@ export class ResourceStats {
         }
 
         // Only this server's apps: the engine may run other Compose projects labelled as ours.
+        // Imported by the first look: the sampler starts with the server, which need not load the apps and all they reach.
+        const { apps } = await import('../apps/app-service.ts');
         const ours = await apps(this.#server).existing([...usage.keys()]);
         const known = [...usage.values()].filter((app) => ours.has(app.app));
         const ranked = (by: (app: AppUsage) => number) =>

@@ -19,8 +19,6 @@ import { notifications } from '../notifications/notification-service.ts';
 import { availableUpdates } from './digest-check.ts';
 import { type AutomaticUpdates, automaticTarget, newerTags, parseVersionTag, type VersionChange } from './version-tags.ts';
 
-export const UPDATE_CHECK_JOB = 'check-updates';
-
 export interface ImageUpdate {
     tag: string;
     /** How far the tag moves (a version tag), or `digest`: the same tag names a newer image. */
