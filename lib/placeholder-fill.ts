@@ -3,9 +3,10 @@
  * by the yaml library as one double-quoted scalar; in a shell command as a quoted reference to an environment
  * variable that holds the value, so the shell never reads the value as syntax.
  */
-import YAML, { type Node as YamlNode } from 'yaml';
+import type { Node as YamlNode } from 'yaml';
 
 import { ValidationError } from './errors.ts';
+import { yamlLibrary } from './yaml-cache.ts';
 
 export const PLACEHOLDER = /\{\{([A-Z][A-Z0-9_]*)\}\}/g;
 /** A value that is nothing but a placeholder: unquoted (`image: {{IMAGE}}`), YAML reads it as a flow mapping. */
@@ -41,6 +42,7 @@ function fillText(text: string, values: Record<string, string>, unfilled: Set<st
  * take for line breaks are escaped too, so every reader reads the same characters.
  */
 function quotedScalar(value: string): string {
+    const YAML = yamlLibrary();
     const scalar = new YAML.Scalar(value);
     scalar.type = 'QUOTE_DOUBLE';
     const rendered = new YAML.Document(scalar).toString({ doubleQuotedAsJSON: true, lineWidth: 0 }).replace(/\n$/, '');
@@ -51,6 +53,7 @@ function quotedScalar(value: string): string {
 function replacementFor(node: YamlNode, source: string, values: Record<string, string>, unfilled: Set<string>): Replacement | undefined {
     const [start, end] = node.range ?? [0, 0, 0];
     const written = source.slice(start, end);
+    const YAML = yamlLibrary();
     const whole = YAML.isMap(node) && node.flow ? WHOLE_PLACEHOLDER.exec(written.trim()) : null;
     const text = whole ? written.trim() : YAML.isScalar(node) && typeof node.value === 'string' ? node.value : undefined;
     if (text === undefined || !text.includes('{{')) {
@@ -71,6 +74,7 @@ function replacementFor(node: YamlNode, source: string, values: Record<string, s
  * The text must be YAML (it is parsed); a value that is a whole unquoted placeholder is filled too.
  */
 export function fillYamlPlaceholders(text: string, values: Record<string, string>): Filled {
+    const YAML = yamlLibrary();
     const document = YAML.parseDocument(text);
     if (document.errors.length > 0) {
         throw new ValidationError(`not YAML: ${document.errors[0]?.message.split('\n')[0] ?? ''}`);

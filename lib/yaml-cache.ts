@@ -7,9 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import Fs from 'node:fs';
+import { createRequire } from 'node:module';
 import Path from 'node:path';
 
-import YAML from 'yaml';
+import type YAML from 'yaml';
 
 import { ROOT_DIR } from './paths.ts';
 
@@ -23,6 +24,14 @@ export const CACHED_YAML_FOLDERS = ['specs', 'recipes'];
  */
 export const EMBEDDED_YAML_FIELDS = ['compose'];
 
+let yaml: typeof YAML | undefined;
+
+/** The yaml library, loaded by its first user: a start reads the build's JSON, and need not load it. */
+export function yamlLibrary(): typeof YAML {
+    yaml ??= createRequire(import.meta.url)('yaml') as typeof YAML;
+    return yaml;
+}
+
 function cacheFile(folder: string, text: string): string {
     return Path.join(folder, `${createHash('sha256').update(text).digest('hex')}.json`);
 }
@@ -30,7 +39,7 @@ function cacheFile(folder: string, text: string): string {
 /** YAML.parse's value for the text: read from the build's JSON when it parsed the same text, else parsed now. */
 export function parseYaml(text: string, options?: YAML.ParseOptions & YAML.DocumentOptions & YAML.SchemaOptions): unknown {
     const cached = cachedValue(YAML_CACHE_DIR, text);
-    return cached ? cached.value : YAML.parse(text, options);
+    return cached ? cached.value : yamlLibrary().parse(text, options);
 }
 
 /** Whether the build parsed the text (it is YAML), without reading what it made of it. */
@@ -75,7 +84,7 @@ function writeEntry(cacheDir: string, text: string): unknown {
     let value: unknown;
     try {
         // Quietly: a compose template's `image: {{IMAGE}}` is a map as a key, which YAML warns it writes as text.
-        value = YAML.parse(text, { logLevel: 'error' });
+        value = yamlLibrary().parse(text, { logLevel: 'error' });
     } catch {
         return undefined;
     }

@@ -4,10 +4,10 @@
  * its recipe is image-match.ts's.
  */
 import type { Server } from '@hapi/hapi';
-import YAML from 'yaml';
 
 import { now, toRfc3339 } from '../../../../lib/database.ts';
 import { readCache, type ReadCache } from '../../../../lib/read-cache.ts';
+import { yamlLibrary } from '../../../../lib/yaml-cache.ts';
 import { defineService } from '../../../../lib/services.ts';
 import { matchRecipe, type RecipeMatch } from './image-match.ts';
 import { readRecipeFolders, SHIPPED_RECIPES_DIR } from './recipe-files.ts';
@@ -170,7 +170,7 @@ export class RecipeService extends Service {
                 ? `# Saved from the app ${recipe.origin.app} by ${recipe.origin.savedBy} on ${recipe.origin.savedAt}\n`
                 : '';
         const notes = recipe.notes ? `${recipe.notes.replace(/^/gm, '# ')}\n` : '';
-        return `${origin}${notes}${YAML.stringify(fields, { lineWidth: 0 })}`;
+        return `${origin}${notes}${yamlLibrary().stringify(fields, { lineWidth: 0 })}`;
     }
 }
 

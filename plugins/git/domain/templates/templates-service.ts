@@ -2,11 +2,10 @@ import Fs from 'node:fs';
 import { createRequire } from 'node:module';
 import Path from 'node:path';
 
-import YAML from 'yaml';
-
 import { NotFoundError } from '../../../../lib/errors.ts';
 import { ROOT_DIR } from '../../../../lib/paths.ts';
 import { defineService } from '../../../../lib/services.ts';
+import { yamlLibrary } from '../../../../lib/yaml-cache.ts';
 
 /** Gitea's structs.LabelTemplate, its fields in the order Gitea's JSON gives them. */
 export interface LabelTemplate {
@@ -194,7 +193,7 @@ function readLabelSets(folders: string[]): Map<string, LabelTemplate[]> {
 }
 
 function parseYamlLabels(text: string, file: string): LabelTemplate[] {
-    const document = YAML.parse(text, { schema: 'failsafe' }) as { labels?: Array<Record<string, unknown>> } | null;
+    const document = yamlLibrary().parse(text, { schema: 'failsafe' }) as { labels?: Array<Record<string, unknown>> } | null;
     if (!Array.isArray(document?.labels)) {
         throw new Error(`Label template ${file} has no labels list`);
     }
