@@ -3,7 +3,8 @@
  * bin/ as JavaScript, their `.ts` import specifiers rewritten to `.js`. Nothing else is copied: the built server
  * reads specs/, assets/, recipes/ and web/dist/ from the project's root (lib/paths.ts); what the build adds is the
  * parsed value of their YAML files, as JSON in dist/yaml/ (lib/yaml-cache.ts), which start reads instead of parsing,
- * and the handler names each route file exports (dist/handler-exports.json), so that start need not import them.
+ * the handler names each route file exports (dist/handler-exports.json), so that start need not import them, and the
+ * shipped recipe files that pass their checks (dist/checked-recipes.json), so that start need not check them again.
  *
  * `npm run build` (and `prepare`, on npm ci) always builds; `--if-stale` (npm start) builds only when there is no
  * build, or a source file or folder changed after it. tsc writes into a folder of its own, which then replaces
@@ -59,6 +60,8 @@ async function main(): Promise<number> {
         // TypeScript's parser reads the route files' exports: loaded here, as the build may find no TypeScript.
         const { handlerManifest } = await import('./handler-exports.ts');
         Fs.writeFileSync(Path.join(staging, HANDLER_MANIFEST_FILE), `${JSON.stringify(handlerManifest(ROOT_DIR))}\n`);
+        const { CHECKED_RECIPES_FILE, checkedRecipes } = await import('../plugins/deploy/domain/recipes/recipe-files.ts');
+        Fs.writeFileSync(Path.join(staging, CHECKED_RECIPES_FILE), `${JSON.stringify(checkedRecipes())}\n`);
         Fs.writeFileSync(Path.join(staging, Path.basename(BUILD_STAMP)), `${startedAt}\n`);
         if (Fs.existsSync(DIST_DIR)) Fs.renameSync(DIST_DIR, previous);
         Fs.renameSync(staging, DIST_DIR);

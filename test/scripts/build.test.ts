@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -10,6 +11,7 @@ import YAML from 'yaml';
 
 import { knexConfig } from '../../lib/database.ts';
 import { HANDLER_MANIFEST_FILE, type HandlerManifest } from '../../lib/spec/handler-manifest.ts';
+import { CHECKED_RECIPES_FILE, type CheckedRecipes, SHIPPED_RECIPES_DIR } from '../../plugins/deploy/domain/recipes/recipe-files.ts';
 import { cachedValue, isCachedYaml, YAML_CACHE_DIR } from '../../lib/yaml-cache.ts';
 import { ROOT_DIR } from '../../server.ts';
 import { freePort, type RunningServer, temporaryDirectory, waitForHealth } from '../helpers/server.ts';
@@ -99,6 +101,32 @@ describe('npm run build', { timeout: 240_000 }, () => {
             const text = Fs.readFileSync(Path.join(ROOT_DIR, file), 'utf8');
             expect(cachedValue(YAML_CACHE_DIR, text), file).to.equal({ value: YAML.parse(text) });
             expect(isCachedYaml(text), file).to.be.true();
+        }
+    });
+
+    it('lists the shipped recipe files it checked, and a start still checks any other', async () => {
+        const checked = JSON.parse(Fs.readFileSync(Path.join(ROOT_DIR, 'dist', CHECKED_RECIPES_FILE), 'utf8')) as CheckedRecipes;
+        const shipped = Fs.readdirSync(SHIPPED_RECIPES_DIR).filter((file) => file.endsWith('.yaml'));
+        const hashes = shipped.map((file) =>
+            createHash('sha256')
+                .update(Fs.readFileSync(Path.join(SHIPPED_RECIPES_DIR, file)))
+                .digest('hex'),
+        );
+        expect([...checked.files].sort()).to.equal(hashes.sort());
+
+        // A file of the user's folders is one the build never saw: the start checks it, and stops on its mistake.
+        const recipesDir = temporaryDirectory('gatehouse-recipes-');
+        const stoppedDataDir = temporaryDirectory();
+        try {
+            const grafana = Fs.readFileSync(Path.join(SHIPPED_RECIPES_DIR, 'grafana.yaml'), 'utf8');
+            Fs.writeFileSync(Path.join(recipesDir, 'unchecked.yaml'), `${grafana}bogus: 1\n`);
+            const environment = { DATA_DIR: stoppedDataDir, PORT: String(await freePort()), HOST: '127.0.0.1', RECIPES_DIRS: recipesDir };
+            const stopped = startBuiltServer(environment);
+            expect(await stopped.exited).to.equal(2);
+            expect(stopped.output()).to.contain('unchecked.yaml: (the recipe): must NOT have additional properties (bogus)');
+        } finally {
+            Fs.rmSync(recipesDir, { recursive: true, force: true });
+            Fs.rmSync(stoppedDataDir, { recursive: true, force: true });
         }
     });
 

@@ -1,16 +1,20 @@
 /**
  * The shipped recipes: every `<id>.yaml` of the recipe folders (the project's `recipes/`, then RECIPES_DIRS), each
  * checked against `recipes/recipe.schema.json` and for placeholders outside the seed's list. A bad file stops the
- * start, naming the file and the field.
+ * start, naming the file and the field. The build checks the project's own files (checkedRecipes), and a start of the
+ * build takes its word for a file of the same text checked with the same schema, sign-in methods and auto-login
+ * adapters: it then need not load ajv nor compile the schema, which were most of the recipes' share of a start.
  */
+import { createHash } from 'node:crypto';
 import Fs from 'node:fs';
+import { createRequire } from 'node:module';
 import Path from 'node:path';
 
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 
 import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../../../../lib/app-urls.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
-import { ROOT_DIR } from '../../../../lib/paths.ts';
+import { CODE_DIR, ROOT_DIR, RUNNING_BUILT } from '../../../../lib/paths.ts';
 import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
 import { isCachedYaml, parseYaml } from '../../../../lib/yaml-cache.ts';
 import { checkAcsPath } from '../../../sso/method-types.ts';
@@ -22,6 +26,8 @@ import { deploySpecDefinitions, startedAdapterNames, startedMethodNames } from '
 
 export const SHIPPED_RECIPES_DIR = Path.join(ROOT_DIR, 'recipes');
 const SCHEMA_FILE = Path.join(SHIPPED_RECIPES_DIR, 'recipe.schema.json');
+/** What the build writes into dist/: the recipe files it found valid (see checkedRecipes). */
+export const CHECKED_RECIPES_FILE = 'checked-recipes.json';
 const RECIPE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** Where a catalog template's compose file puts the image and the loopback port the app gets. */
 export const TEMPLATE_PLACEHOLDERS = ['IMAGE', 'PORT'] as const;
@@ -55,7 +61,8 @@ function validate(fields: unknown): ErrorObject[] {
     if (validator?.definitions !== definitions) {
         // The schema is the project's own file, checked against JSON Schema's meta-schema by its test: compiling
         // the meta-schema to check it again here was most of the recipes' share of every start.
-        const ajv = new Ajv({ allErrors: true, strict: true, validateSchema: false });
+        const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as { Ajv: typeof Ajv };
+        const ajv = new AjvClass({ allErrors: true, strict: true, validateSchema: false });
         ajv.addFormat(APP_PATH_FORMAT, { type: 'string', validate: isAppPath });
         const schema = withPlugins(
             JSON.parse(Fs.readFileSync(SCHEMA_FILE, 'utf8')) as RecipeSchema,
@@ -150,21 +157,63 @@ export function refuseBadRecipe(recipe: Recipe): void {
     }
 }
 
-function readRecipeFile(path: string): Recipe {
+function sha256(text: string): string {
+    return createHash('sha256').update(text).digest('hex');
+}
+
+/** What a check of a recipe file depends on besides its text and the code: the schema, the sign-in methods and the adapters. */
+function checkKey(): string {
+    return sha256(JSON.stringify([Fs.readFileSync(SCHEMA_FILE, 'utf8'), startedMethodNames(), startedAdapterNames()]));
+}
+
+export interface CheckedRecipes {
+    key: string;
+    /** The sha256 of each file's text. */
+    files: string[];
+}
+
+/** The files of the project's recipe folder that pass the checks, for the build to write (CHECKED_RECIPES_FILE). */
+export function checkedRecipes(): CheckedRecipes {
+    const texts = Fs.readdirSync(SHIPPED_RECIPES_DIR)
+        .filter((file) => file.endsWith('.yaml'))
+        .map((file) => Fs.readFileSync(Path.join(SHIPPED_RECIPES_DIR, file), 'utf8'));
+    const valid = texts.filter((text) => {
+        try {
+            return recipeProblems(parseYaml(text, { prettyErrors: true, uniqueKeys: true })).length === 0;
+        } catch {
+            return false;
+        }
+    });
+    return { key: checkKey(), files: valid.map(sha256).sort() };
+}
+
+/** The texts the build found valid with this start's schema, methods and adapters (none from the sources, or after a change). */
+function textsCheckedByBuild(): Set<string> {
+    const file = Path.join(CODE_DIR, CHECKED_RECIPES_FILE);
+    if (!RUNNING_BUILT || !Fs.existsSync(file)) {
+        return new Set();
+    }
+
+    const checked = JSON.parse(Fs.readFileSync(file, 'utf8')) as CheckedRecipes;
+    return checked.key === checkKey() ? new Set(checked.files) : new Set();
+}
+
+function readRecipeFile(path: string, checkedByBuild: Set<string>): Recipe {
     const id = Path.basename(path, '.yaml');
     const where = Path.relative(process.cwd(), path) || path;
     if (!RECIPE_ID.test(id)) {
         throw new RecipeError(`${where}: the file name must be <id>.yaml with an id of lower-case letters, digits and dashes`);
     }
 
+    const text = Fs.readFileSync(path, 'utf8');
     let fields: unknown;
     try {
-        fields = parseYaml(Fs.readFileSync(path, 'utf8'), { prettyErrors: true, uniqueKeys: true });
+        fields = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
     } catch (error) {
         throw new RecipeError(`${where}: not YAML: ${(error as Error).message}`);
     }
 
-    const problems = recipeProblems(fields);
+    const problems = checkedByBuild.has(sha256(text)) ? [] : recipeProblems(fields);
     if (problems.length > 0) {
         throw new RecipeError(`${where}: ${problems.join('; ')}`);
     }
@@ -194,6 +243,7 @@ function backedLevel(recipe: RecipeFields, id: string, path: string): RecipeFiel
 
 /** The recipes of the folders, in file-name order; an id found twice is an error naming both files. */
 export function readRecipeFolders(folders: string[]): Recipe[] {
+    const checkedByBuild = textsCheckedByBuild();
     const byId = new Map<string, Recipe>();
     for (const folder of folders) {
         if (!Fs.existsSync(folder)) {
@@ -204,7 +254,7 @@ export function readRecipeFolders(folders: string[]): Recipe[] {
             .filter((file) => file.endsWith('.yaml'))
             .sort();
         for (const file of files) {
-            const recipe = readRecipeFile(Path.join(folder, file));
+            const recipe = readRecipeFile(Path.join(folder, file), checkedByBuild);
             const earlier = byId.get(recipe.id);
             if (earlier?.origin.kind === 'file') {
                 throw new RecipeError(`${Path.join(folder, file)}: recipe ${recipe.id} is also ${earlier.origin.path}`);
