@@ -1,39 +1,18 @@
 /** The scheduled renewal (jobs/renew-certificates.ts): which apps' certificates are due, renewing them, one nginx reload. */
 import Fs from 'node:fs';
 
-import type { Server } from '@hapi/hapi';
 import type { Knex } from 'knex';
 
 import type { Config } from '../../../../lib/config.ts';
 import { certificatePaths, hasPlaceholderCertificate } from '../host/certificate-info.ts';
 import { reloadNginx } from '../host/nginx-control.ts';
 import { needsRenewal, obtainCertificate } from './acme-service.ts';
-
-export const RENEWAL_JOB = 'renew-certificates';
+import type { RenewalSummary } from './renewal-events.ts';
 
 export interface AppDomain {
     name: string;
     domain: string;
     state: string;
-}
-
-export interface RenewalSummary {
-    renewed: string[];
-    failed: Array<{ domain: string; error: string }>;
-    /** Set when certificates were renewed but nginx refused to reload (it keeps serving the old ones). */
-    reloadError?: string;
-}
-
-type RenewalFailureListener = (domain: string, error: string) => Promise<void>;
-const failureListeners = new WeakMap<object, RenewalFailureListener[]>();
-
-/** Hears of each certificate the scheduled renewal could not renew (a higher concept registers in its setup). */
-export function onRenewalFailed(server: Server, listener: RenewalFailureListener): void {
-    failureListeners.set(server.app, [...renewalFailureListeners(server), listener]);
-}
-
-export function renewalFailureListeners(server: Server): RenewalFailureListener[] {
-    return failureListeners.get(server.app) ?? [];
 }
 
 /** The states of an app that has been deployed; such an app should have a certificate even when it has none yet. */

@@ -2,7 +2,7 @@ import Crypto from 'node:crypto';
 
 import type { Server } from '@hapi/hapi';
 
-import { RENEWAL_JOB, type RenewalSummary, renewalFailureListeners } from './renewal.ts';
+import { RENEWAL_JOB, type RenewalSummary, renewalFailureListeners } from './renewal-events.ts';
 
 /**
  * Certificates are renewed by a Bree job once a day, at a minute chosen per server so that many servers do

@@ -2,7 +2,7 @@ import Crypto from 'node:crypto';
 
 import type { Server } from '@hapi/hapi';
 
-import { onRenewalFailed } from '../acme/renewal.ts';
+import { onRenewalFailed } from '../acme/renewal-events.ts';
 import { runs } from '../runs/run-service.ts';
 import { resourceStats } from '../stats/resource-stats.ts';
 import { CERTIFICATE_CHECK_JOB, type ExpiringCertificate } from './certificate-expiry.ts';

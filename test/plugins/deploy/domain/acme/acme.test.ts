@@ -10,7 +10,7 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { needsRenewal, obtainCertificate, removeCertificate } from '../../../../../plugins/deploy/domain/acme/acme-service.ts';
-import type { RenewalSummary } from '../../../../../plugins/deploy/domain/acme/renewal.ts';
+import type { RenewalSummary } from '../../../../../plugins/deploy/domain/acme/renewal-events.ts';
 import { certificatePaths } from '../../../../../plugins/deploy/domain/host/certificate-info.ts';
 import { reloadNginx } from '../../../../../plugins/deploy/domain/host/nginx-control.ts';
 import { ROOT_DIR } from '../../../../../server.ts';

@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { RENEWAL_JOB } from '../../../../../plugins/deploy/domain/acme/renewal.ts';
+import { RENEWAL_JOB } from '../../../../../plugins/deploy/domain/acme/renewal-events.ts';
 import { createTestServer } from '../../../../helpers/server.ts';
 
 export const lab = Lab.script();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { RENEWAL_JOB } from '../../../../../plugins/deploy/domain/acme/renewal.ts';
+import { RENEWAL_JOB } from '../../../../../plugins/deploy/domain/acme/renewal-events.ts';
 import { notifications } from '../../../../../plugins/deploy/domain/notifications/notification-service.ts';
 import { type DeployTestServer, deployTestServer } from '../../../../helpers/deploy-session.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
