@@ -17,7 +17,7 @@ import type Docker from 'dockerode';
 import { LABEL } from '../host/compose-labels.ts';
 import { dockerClient } from '../host/docker-client.ts';
 import { deployApp, engineOf, planFromDisk, RolledBackError, upOptions } from '../engine/app-runs.ts';
-import type { ProjectPlan } from '../engine/compose-plan.ts';
+import type { ProjectPlan } from '../engine/plan-model.ts';
 import type { BackupFirst, RunContext } from '../engine/run-context.ts';
 import type { RecipeDump } from '../recipes/recipe-types.ts';
 import { type BackupRow, snapshotIds, type VolumeSnapshots, volumeSnapshotsOf } from './backup-row.ts';

@@ -6,7 +6,7 @@
  */
 import type Docker from 'dockerode';
 
-import type { ObjectKind, ProjectPlan, ServicePlan } from './compose-plan.ts';
+import type { ObjectKind, ProjectPlan, ServicePlan } from './plan-model.ts';
 import type { PullImagesOptions } from './image-pull.ts';
 import type { JournalEntry } from './run-journal.ts';
 

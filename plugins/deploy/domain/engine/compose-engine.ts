@@ -13,14 +13,9 @@ import { networkGateway } from '../host/docker-client.ts';
 import { LABEL } from '../host/compose-labels.ts';
 import { logLines } from '../host/docker-logs.ts';
 import type { JournalEntry } from './run-journal.ts';
-import {
-    type ContainerFiles,
-    type DependencyCondition,
-    type ProjectPlan,
-    type ServicePlan,
-    configHash,
-    containerFilesOf,
-} from './compose-plan.ts';
+import { type ContainerFiles, containerFilesOf } from './compose-objects.ts';
+import { configHash } from './compose-plan.ts';
+import type { DependencyCondition, ProjectPlan, ServicePlan } from './plan-model.ts';
 import { tarOf } from './file-archive.ts';
 import { crashOf, describeCrash, hasActiveHealthcheck, lastExitCode } from './container-health.ts';
 import { type PullImagesOptions, imagesAtHand, imagesOf, pullImages } from './image-pull.ts';

@@ -8,7 +8,7 @@ import type Docker from 'dockerode';
 import type { HostConfig } from '../../../../lib/config.ts';
 import { registryAuth } from '../host/docker-client.ts';
 import type { Log } from './app-engine.ts';
-import type { ProjectPlan } from './compose-plan.ts';
+import type { ProjectPlan } from './plan-model.ts';
 
 interface PullEvent {
     status?: string;

@@ -24,7 +24,7 @@ import {
     type UpOptions,
     type UpOutcome,
 } from './app-engine.ts';
-import type { DependencyCondition, ProjectPlan, ServicePlan } from './compose-plan.ts';
+import type { DependencyCondition, ProjectPlan, ServicePlan } from './plan-model.ts';
 import { type PullImagesOptions, imagesAtHand, imagesOf, pullImages } from './image-pull.ts';
 import type { JournalEntry } from './run-journal.ts';
 import { ensureObjects, mountedObjectIds, removeIfPresent, removeObject, stackObjects, withObjectIds } from './swarm-objects.ts';

@@ -7,7 +7,7 @@ import type Docker from 'dockerode';
 
 import { LABEL } from '../host/compose-labels.ts';
 import type { Log, SwarmObject, UpOutcome } from './app-engine.ts';
-import type { ObjectKind } from './compose-plan.ts';
+import type { ObjectKind } from './plan-model.ts';
 import type { JournalEntry } from './run-journal.ts';
 import { STACK_LABEL, type StackObjectPlan } from './swarm-plan.ts';
 

@@ -12,7 +12,8 @@ import type Docker from 'dockerode';
 
 import type { ComposeService } from '../compose/compose-types.ts';
 import { LABEL } from '../host/compose-labels.ts';
-import { type DeclaredObject, type ObjectKind, type ProjectPlan, type ServicePlan, PlanError, durationNs } from './compose-plan.ts';
+import { durationNs } from './compose-plan.ts';
+import { type DeclaredObject, type ObjectKind, type ProjectPlan, type ServicePlan, PlanError } from './plan-model.ts';
 
 /** The label `docker stack` puts on a stack's services, networks and containers. */
 export const STACK_LABEL = 'com.docker.stack.namespace';

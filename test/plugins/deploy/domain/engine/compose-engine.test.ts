@@ -11,7 +11,8 @@ import { loadConfig } from '../../../../../lib/config.ts';
 import { parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-parse.ts';
 import { execInContainer } from '../../../../../plugins/deploy/domain/engine/app-engine.ts';
 import { ComposeEngine } from '../../../../../plugins/deploy/domain/engine/compose-engine.ts';
-import { type ProjectPlan, planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
+import { planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
+import type { ProjectPlan } from '../../../../../plugins/deploy/domain/engine/plan-model.ts';
 import { temporaryDirectory } from '../../../../helpers/server.ts';
 import { buildWebImage, removeProjects } from '../../../../support/images.ts';
 

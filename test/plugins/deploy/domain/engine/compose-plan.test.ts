@@ -4,7 +4,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-parse.ts';
-import { containerFilesOf, containerPathOf, planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
+import { containerFilesOf, containerPathOf } from '../../../../../plugins/deploy/domain/engine/compose-objects.ts';
+import { planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;

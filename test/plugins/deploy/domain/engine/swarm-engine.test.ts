@@ -7,7 +7,8 @@ import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
 import { parseCompose } from '../../../../../plugins/deploy/domain/compose/compose-parse.ts';
-import { type ProjectPlan, planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
+import { planProject } from '../../../../../plugins/deploy/domain/engine/compose-plan.ts';
+import type { ProjectPlan } from '../../../../../plugins/deploy/domain/engine/plan-model.ts';
 import { execInContainer, type UpOutcome } from '../../../../../plugins/deploy/domain/engine/app-engine.ts';
 import type { JournalEntry } from '../../../../../plugins/deploy/domain/engine/run-journal.ts';
 import { SwarmEngine } from '../../../../../plugins/deploy/domain/engine/swarm-engine.ts';
