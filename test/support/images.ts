@@ -47,6 +47,9 @@ export function buildTestImage(tag: string, image: TestImage = {}, push = false)
             'FROM scratch',
             'COPY busybox /bin/busybox',
             'RUN ["/bin/busybox", "--install", "-s", "/bin"]',
+            // busybox's applets install no handler for SIGTERM, which the kernel then ignores for process 1 of a
+            // container: each stop would wait out Docker's 10 s grace period. A test's own STOPSIGNAL line comes later.
+            'STOPSIGNAL SIGKILL',
             ...copies,
             ...(image.lines ?? []),
         ];
