@@ -155,6 +155,26 @@ schemas built on first use, no delivery worker at start when nothing is due) use
 answer against 3.3 to 4.7 s before, and held 118 to 126 MB against 147 to 150 MB. What remains of the start is mostly
 loading some 360 modules and hapi checking and copying the settings of 600 routes; of the memory, hapi, knex, Bree and
 dockerode's code and V8's young generation (up to 32 MB after the start's allocations, which an idle server keeps).
+On 2026-11-29, on a faster machine (bare hapi 106 to 145 ms to its first answer, three times as fast as the day
+before), a start stopped loading what it does not use: the deploy setups (runs, backups, updates, notifications,
+stats) import the services they call later (the apps, the lifecycle, compose, the engine, the hub, the backups, the
+updates) on first use, and the ACME setup no longer imports the renewal; the yaml library is loaded by its first user;
+the build checks the shipped recipes (dist/checked-recipes.json), so that a start neither loads ajv nor compiles the
+recipe schema (a file the build did not check is checked as before). Project modules loaded by a start went from 222
+to 140, CommonJS modules from 848 to 687. In alternating starts on that machine (7 each, load average 0.5 to 1.5), the
+build of main took 560 ms to its first answer (process CPU 710 ms) and held 121 MB at idle, this one 470 ms (600 ms)
+and 115 MB; the bare server 119 ms and 60 MB. The run below (load average 0.9 at its end) gave 497 ms and 116 MB
+against 123 ms and 60 MB: both under their targets on this machine, but the ratio to the bare server is still about 4,
+which on the machine of 2026-11-28 (bare 354 ms) would be some 1.4 s. What remains, measured in the built server on
+2026-11-29: Node's own start (about 50 ms, as for the bare server); loading the libraries a start needs, about 170 ms
+(hapi 64, knex with its 255 lodash files 32, joi 25, Bree with @breejs/later and cron-validate 33, pino and hapi-pino
+12, inert 5) and the 140 project modules (about 30 ms); reading the configuration and making the server (about 20 ms);
+logging, the database and the migrations check (about 20 ms); the git and deploy setups (about 40 ms); registering the
+157 routes (65 to 95 ms: hapi checks and copies each route's settings, about 0.45 ms a route with the code not yet
+optimised, against 0.12 ms once it is); and from listening to the first answer 30 to 45 ms (the resource sampler's
+first round loads dockerode on the main thread, about 12 ms; the cron tasks' worker starts; the first request runs
+cold). Of the memory, V8's young generation keeps its 32 MB (16 MB semi-spaces, grown during the start) at idle,
+against 5 MB for the bare server.
 
 The \`swarm\` rows (DEPLOY_ENGINE=swarm on a swarm of two engines made by test/support/swarm.ts, host-mode ports as
 this kernel has no IPVS) depend on the machine's load more than on anything else: two runs of 5 rounds on 2026-11-28
@@ -164,6 +184,23 @@ created the service (the image pulled on the manager at 2.7 to 2.9 s; the second
 baseline's \`docker stack deploy\` does not do (it exits within 0.4 s and the manager's task pulls the image); from the
 service created to both replicas running healthy Gatehouse took about as long as the baseline's whole time or less
 (7.0 s against 6.7 s, then 13.8 s against 15.6 s). In the first run, that fixed 3 s is what put the ratio over the 1.3 target.
+
+The \`backups\` rows (issue 33) on 2026-11-29, after volumes in a folder of this host went to restic straight from
+that folder (before, through Docker's archive API into a staging tar that restic then read): backup 17.6 s to 9.3 s
+(ratio to tar 12.2 to 5.7), restore 41.6 s to 17.2 s (3.44 to 1.45; 10 s of the 41.6 s was the settle time, which
+the bench now sets to 0 as the baselines watch nothing after their start), update 0.75. The backup's floor is
+restic's own: in the same rounds \`restic backup\` by hand of the same folder took a median 7.8 s, so Gatehouse's
+backup is 1.19 times restic's (the rest: pausing the app, the app's folder in a snapshot of its own, one call to
+resolve the snapshots' ids; each restic call opens the repository, some 0.5 s of key derivation). By hand on this
+machine, 1 GB of random bytes took restic 6.7 s with its default compression (\`auto\`) and 4.9 s with
+\`--compression off\`, against 3.3 s for tar to a file: restic hashes, chunks, encrypts and compresses every byte,
+which tar does not, so the 1.5 target against tar is out of reach of any backup made with restic here. Those
+restore and update figures still had each stop of the app wait Docker's 10 s grace period on both sides (busybox
+httpd, process 1 of its container, ignores SIGTERM). The test images now stop at once (STOPSIGNAL SIGKILL), and the
+run below (load average 1.8 to 2.8, a CI run beside it) shows what the stops had hidden: the restore is 8.3 s against
+1.9 s by hand (4.38; of the 8.3 s, the backup of what is there before the restore 3.7 s, restic putting the 1 GB
+back 3.9 s), and the update 4.10 s against 1.5 x a 0.86 s restart plus its 2.28 s backup (1.15): neither meets its
+target with an app that stops at once.
 
 ${table(figures)}
 `;
