@@ -559,16 +559,20 @@ describe('authentik stand-in: embedded outpost forward auth', () => {
     });
 
     it('keeps a session when the bindings change; a new sign-in is judged by the current bindings', async () => {
+        // An app of its own, whose bindings the test changes: `two` stays bound to ops for the other tests.
+        const REBOUND = 'https://rebound.apps.test:8443';
+        const groupPk = (name: string) => String(standIn.state.groups.find((group) => group.name === name)?.pk);
+        await protectApp(api, 'rebound', REBOUND, [groupPk('ops')]);
         const signedIn = new ForwardAuthBrowser(standIn.url);
-        expect((await signedIn.open(`${TWO}/`, bob)).status).to.equal(200);
-        const application = standIn.state.applications.find((candidate) => candidate.slug === 'two');
+        expect((await signedIn.open(`${REBOUND}/`, bob)).status).to.equal(200);
+        const application = standIn.state.applications.find((candidate) => candidate.slug === 'rebound');
         const [binding] = (await api.policies.policiesBindingsList({ target: String(application?.pk) })).results;
         await api.policies.policiesBindingsDestroyRaw({ policyBindingUuid: String(binding?.pk) });
-        const staff = String(standIn.state.groups.find((group) => group.name === 'staff')?.pk);
+        const staff = groupPk('staff');
         await api.policies.policiesBindingsCreateRaw({ policyBindingRequest: { target: String(application?.pk), group: staff, order: 0 } });
-        expect((await signedIn.open(`${TWO}/again`)).status).to.equal(200);
-        expect((await new ForwardAuthBrowser(standIn.url).open(`${TWO}/`, bob)).status).to.equal(403);
-        expect((await new ForwardAuthBrowser(standIn.url).open(`${TWO}/`, alice)).status).to.equal(200);
+        expect((await signedIn.open(`${REBOUND}/again`)).status).to.equal(200);
+        expect((await new ForwardAuthBrowser(standIn.url).open(`${REBOUND}/`, bob)).status).to.equal(403);
+        expect((await new ForwardAuthBrowser(standIn.url).open(`${REBOUND}/`, alice)).status).to.equal(200);
         expect(standIn.violations).to.equal([]);
     });
 

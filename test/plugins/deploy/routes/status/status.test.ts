@@ -304,10 +304,11 @@ describe('deploy manager: app status and logs', { timeout: 180_000 }, () => {
         expect(written.status, String(written.stderr)).to.equal(0);
 
         await writeSite(true);
+        // Both probes: nginx's old workers, still answering while the reload goes on, may not have the site yet.
         const answer = await until(
-            'nginx answers over TLS',
+            'nginx answers over TLS and plain HTTP',
             () => status(),
-            (body) => body.probe.https?.statusCode === 200,
+            (body) => body.probe.https?.statusCode === 200 && body.probe.http.statusCode === 200,
         );
         expect(answer.certificate?.names).to.equal([domain]);
         expect(answer.certificate?.issuer).to.contain(`CN=${domain}`);
