@@ -22,7 +22,7 @@ import { runs } from '../runs/run-service.ts';
 import type { BackupFirst } from '../engine/run-context.ts';
 import type { BackupHolds, BackupRunData } from './backup-runs.ts';
 import { snapshotIds, volumeSnapshotsOf } from './backup-row.ts';
-import { cacheDirOf, repositoryHash, restic, ResticError, type ResticRepository } from '../host/restic.ts';
+import { cacheDirOf, forgetAndPrune, repositoryHash, ResticError, type ResticRepository } from '../host/restic.ts';
 import { Service } from '../../../../lib/service.ts';
 import { cell, nullable, rowReader } from '../../../../lib/row-reader.ts';
 
@@ -186,8 +186,7 @@ export class BackupService extends Service {
         }
 
         try {
-            const volumeSnapshots = snapshotIds(volumeSnapshotsOf(backup));
-            await restic(await this.repository(), ['forget', '--prune', String(backup.snapshot), ...volumeSnapshots]);
+            await forgetAndPrune(await this.repository(), [String(backup.snapshot), ...snapshotIds(volumeSnapshotsOf(backup))]);
         } catch (error) {
             if (error instanceof ResticError && error.locked) {
                 throw new ConflictError('the backup repository is in use by another backup; try again when it ends');
