@@ -511,8 +511,7 @@ async function putBackAndStart(context: RunContext, data: BackupFirst, backup: B
         // Up, not start: the folder put back may hold another compose file than the one the containers were made from.
         context.step = 'start';
         const engine = engineOf(context);
-        const restoredPlan = planFromDisk(context);
-        const outcome = await engine.up(restoredPlan, await engine.imagesAtHand(restoredPlan, upOptions(context)), upOptions(context));
+        const outcome = await engine.up(plan, await engine.imagesAtHand(plan, upOptions(context)), upOptions(context));
         await engine.commit(outcome);
         await restoreDump(context, docker, data.dump, staging);
     } finally {
