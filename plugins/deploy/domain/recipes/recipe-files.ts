@@ -5,7 +5,6 @@
  * build takes its word for a file of the same text checked with the same schema, sign-in methods and auto-login
  * adapters: it then need not load ajv nor compile the schema, which were most of the recipes' share of a start.
  */
-import { createHash } from 'node:crypto';
 import Fs from 'node:fs';
 import { createRequire } from 'node:module';
 import Path from 'node:path';
@@ -13,6 +12,7 @@ import Path from 'node:path';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 
 import { APP_PATH_FORMAT, APP_PATH_RULE, isAppPath } from '../../../../lib/app-urls.ts';
+import { sha256Hex } from '../../../../lib/crypto.ts';
 import { ValidationError } from '../../../../lib/errors.ts';
 import { CODE_DIR, ROOT_DIR, RUNNING_BUILT } from '../../../../lib/paths.ts';
 import { fillYamlPlaceholders } from '../../../../lib/placeholder-fill.ts';
@@ -157,13 +157,9 @@ export function refuseBadRecipe(recipe: Recipe): void {
     }
 }
 
-function sha256(text: string): string {
-    return createHash('sha256').update(text).digest('hex');
-}
-
 /** What a check of a recipe file depends on besides its text and the code: the schema, the sign-in methods and the adapters. */
 function checkKey(): string {
-    return sha256(JSON.stringify([Fs.readFileSync(SCHEMA_FILE, 'utf8'), startedMethodNames(), startedAdapterNames()]));
+    return sha256Hex(JSON.stringify([Fs.readFileSync(SCHEMA_FILE, 'utf8'), startedMethodNames(), startedAdapterNames()]));
 }
 
 export interface CheckedRecipes {
@@ -184,7 +180,7 @@ export function checkedRecipes(): CheckedRecipes {
             return false;
         }
     });
-    return { key: checkKey(), files: valid.map(sha256).sort() };
+    return { key: checkKey(), files: valid.map((text) => sha256Hex(text)).sort() };
 }
 
 /** The texts the build found valid with this start's schema, methods and adapters (none from the sources, or after a change). */
@@ -213,7 +209,7 @@ function readRecipeFile(path: string, checkedByBuild: Set<string>): Recipe {
         throw new RecipeError(`${where}: not YAML: ${(error as Error).message}`);
     }
 
-    const problems = checkedByBuild.has(sha256(text)) ? [] : recipeProblems(fields);
+    const problems = checkedByBuild.has(sha256Hex(text)) ? [] : recipeProblems(fields);
     if (problems.length > 0) {
         throw new RecipeError(`${where}: ${problems.join('; ')}`);
     }
