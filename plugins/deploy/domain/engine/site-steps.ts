@@ -96,8 +96,6 @@ export async function testAndReload(context: RunContext): Promise<void> {
         throw new Error(`nginx could not reload: ${reloaded.output}`);
     }
 
-    // The master answers at once; its new workers take over a moment later.
-    await new Promise((resolve) => setTimeout(resolve, 300));
     context.log('nginx reloaded');
 }
 

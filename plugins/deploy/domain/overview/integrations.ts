@@ -4,7 +4,7 @@ import Path from 'node:path';
 
 import type { HostConfig } from '../../../../lib/config.ts';
 import { dockerClient } from '../host/docker-client.ts';
-import { dumpNginxConfiguration, type NginxOutcome, nginxBuildSettings, testNginxConfiguration } from '../host/nginx-control.ts';
+import { dumpNginxConfiguration, type NginxOutcome, nginxPidFile, testNginxConfiguration } from '../host/nginx-control.ts';
 import { DEFAULT_NGINX_CONF_DIR } from '../nginx/site-access.ts';
 import { nginxBinary } from '../host/nginx-binary.ts';
 import { checkHttp } from '../host/http-check.ts';
@@ -100,13 +100,6 @@ function includedPaths(dump: string, configDir: string): string[] {
     return paths;
 }
 
-/** The pid file: the configuration's `pid` directive, else the one nginx was built with. */
-async function pidFileOf(host: HostConfig, dump: string, configDir: string): Promise<string | undefined> {
-    const configured = /^\s*pid\s+["']?([^"';\s]+)["']?\s*;/m.exec(dump)?.[1];
-    const path = configured ?? /--pid-path=(\S+)/.exec((await nginxBuildSettings(host)).output)?.[1];
-    return path === undefined ? undefined : Path.resolve(configDir, path);
-}
-
 /** `nginx -t` and `-T` fork nginx and read every site: done at most once a minute per configuration. */
 async function lookAtNginx(host: HostConfig, sitesDir: string): Promise<NginxLook> {
     const key = `${nginxBinary(host.nginxBin)}\n${host.nginxConf ?? ''}\n${sitesDir}`;
@@ -121,7 +114,7 @@ async function lookAtNginx(host: HostConfig, sitesDir: string): Promise<NginxLoo
         at: Date.now(),
         outcome,
         includesSites: includedPaths(dump.output, configDir).some((path) => path.startsWith(`${Path.resolve(sitesDir)}${Path.sep}`)),
-        pidFile: await pidFileOf(host, dump.output, configDir),
+        pidFile: await nginxPidFile(host),
     };
     nginxLooks.set(key, fresh);
     return fresh;
