@@ -151,9 +151,9 @@ export async function createTestServer(
         DATABASE_URL: database.databaseUrl,
         PUBLIC_URL: 'http://127.0.0.1:3000/',
         LOG_LEVEL: 'silent',
-        // Every deploy waits this long after its containers are ready, to see them stay up; a short wait keeps the
-        // suite's many deploys quick, and the readiness tests set their own.
-        DEPLOY_SETTLE_SECONDS: '2',
+        // Every deploy waits this long after its containers are ready, to see them stay up: none here keeps the
+        // suite's many deploys quick; the readiness tests, which are about that wait, set their own.
+        DEPLOY_SETTLE_SECONDS: '0',
         // Docker Hub is not reachable from the tests (an app's page reads its image's documentation): a closed port.
         HUB_URL: 'http://127.0.0.1:9',
         HUB_REGISTRY_URL: 'http://127.0.0.1:9',

@@ -50,10 +50,13 @@ describe('deploy manager: health means the app really serves', { timeout: 600_00
         const build = (name: string, lines: string[], files: Record<string, string> = www) => {
             images[name] = buildTestImage(`${registry}/gatehouse-test/health-${name}:${SUFFIX}`, { files, lines }, true);
         };
-        build('healthy', [
+        const slowToBeHealthy = [
             'HEALTHCHECK --interval=1s --timeout=1s --start-period=30s --retries=3 CMD test -f /www/ready',
             `CMD ["sh", "-c", "${SLOW_START}"]`,
-        ]);
+        ];
+        build('healthy', slowToBeHealthy);
+        // The same, for the one test that needs it pulled: no other test's deploy brings it into the engine.
+        build('pulled', slowToBeHealthy);
         build('failing', ['HEALTHCHECK --interval=1s --timeout=1s --retries=2 CMD false', 'CMD ["httpd", "-f", "-p", "80", "-h", "/www"]']);
         build('crash', ['CMD ["sh", "-c", "echo starting; echo the database is gone >&2; exit 3"]']);
         build('late-crash', ['CMD ["sh", "/late-crash.sh"]'], {
@@ -61,7 +64,7 @@ describe('deploy manager: health means the app really serves', { timeout: 600_00
             '/late-crash.sh': 'httpd -p 80 -h /www\necho "token is $TOKEN"\nsleep 2\necho giving up >&2\nexit 4\n',
         });
         // Only the registry has it: the deploy pulls it.
-        docker('rmi', images.healthy as string);
+        docker('rmi', images.pulled as string);
 
         // A registry that takes the connection and never answers.
         stalled = Net.createServer((socket) => {
@@ -130,7 +133,7 @@ describe('deploy manager: health means the app really serves', { timeout: 600_00
 
     it("waits for the image's own health check, reports its health, and logs the pull's progress", async () => {
         const server = await startServer();
-        const image = images.healthy as string;
+        const image = images.pulled as string;
         const { name, end, text } = await deploy(server, 'healthy', image);
         expect(end.state, text).to.equal('succeeded');
         expect(text).to.contain(`Pulling ${image}: Status: Downloaded newer image`);

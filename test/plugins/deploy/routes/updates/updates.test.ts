@@ -35,6 +35,13 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
     const shown = async (app: string) => ((await server.admin.get(`/api/apps/${app}`)).body as { app: { tag: string; state: string } }).app;
     const update = async (app: string, tag: string) =>
         await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/update`, { tag }));
+    /** Each test that needs VERSIONED on a tag brings it there (an update run) when another test left it elsewhere. */
+    const onTag = async (tag: string) => {
+        if ((await shown(VERSIONED)).tag !== tag) {
+            const ended = await update(VERSIONED, tag);
+            expect(ended.state, ended.text).to.equal('succeeded');
+        }
+    };
 
     before({ timeout: 600_000 }, async () => {
         services = await startServices();
@@ -66,6 +73,7 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
     });
 
     it('lists the newer tags of the version line, newest first, other majors only when asked', async () => {
+        await onTag('1.0.0');
         expect(await updatesOf(VERSIONED)).to.equal({
             image: repository,
             tag: '1.0.0',
@@ -83,22 +91,28 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
     });
 
     it('updates to a newer tag after a backup, keeping the data', async () => {
+        await onTag('1.0.0');
         inApp(VERSIONED, 'echo "written on 1.0.0" > /data/state.txt');
+        const before = await backupsOf(server.admin, VERSIONED);
         const ended = await update(VERSIONED, '1.1.0');
         expect(ended.state, ended.text).to.equal('succeeded');
         expect(inApp(VERSIONED, 'cat /www/index.html')).to.equal(page('1.1.0').trim());
         expect(inApp(VERSIONED, 'cat /data/state.txt')).to.equal('written on 1.0.0');
         expect(await shown(VERSIONED)).to.include({ tag: '1.1.0', state: 'running' });
-        expect((await backupsOf(server.admin, VERSIONED)).map((backup) => backup.reason)).to.equal(['before update']);
+        const [newest, ...older] = await backupsOf(server.admin, VERSIONED);
+        expect(older).to.equal(before);
+        expect(newest?.reason).to.equal('before update');
         expect((await updatesOf(VERSIONED)).updates).to.equal([{ tag: '1.2.0', change: 'minor' }]);
     });
 
     it('puts back the image and the data when the new image fails', async () => {
+        await onTag('1.1.0');
+        inApp(VERSIONED, 'echo "written on 1.1.0" > /data/state.txt');
         const ended = await update(VERSIONED, '1.2.0');
         expect(ended.state, ended.text).to.equal('rolled back');
         expect(ended.text).to.contain('taken before the update');
         // The data 1.2.0 changed before it failed is as it was, and 1.1.0 serves again.
-        expect(inApp(VERSIONED, 'cat /data/state.txt')).to.equal('written on 1.0.0');
+        expect(inApp(VERSIONED, 'cat /data/state.txt')).to.equal('written on 1.1.0');
         expect(inApp(VERSIONED, 'cat /www/index.html')).to.equal(page('1.1.0').trim());
         expect(await shown(VERSIONED)).to.include({ tag: '1.1.0', state: 'running' });
         const draft = ((await server.admin.get(`/api/apps/${VERSIONED}`)).body as { app: { draft: { compose: string } } }).app.draft;
@@ -160,17 +174,22 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
     });
 
     it('restoring the backup taken before an update brings the old tag back, in the app and its draft', async () => {
-        const [first] = (await backupsOf(server.admin, VERSIONED)).filter((backup) => backup.reason === 'before update').reverse();
-        const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${VERSIONED}/backups/${first?.id}/restore`));
+        await onTag('1.1.0');
+        const updated = await update(VERSIONED, '1.0.1');
+        expect(updated.state, updated.text).to.equal('succeeded');
+        const [taken] = await backupsOf(server.admin, VERSIONED);
+        expect(taken?.reason).to.equal('before update');
+        const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${VERSIONED}/backups/${taken?.id}/restore`));
         expect(restored.state, restored.text).to.equal('succeeded');
-        expect(inApp(VERSIONED, 'cat /www/index.html')).to.equal(page('1.0.0').trim());
+        expect(inApp(VERSIONED, 'cat /www/index.html')).to.equal(page('1.1.0').trim());
         const app = ((await server.admin.get(`/api/apps/${VERSIONED}`)).body as { app: { tag: string; draft: { compose: string } } }).app;
-        expect(app.tag).to.equal('1.0.0');
-        expect(app.draft.compose).to.contain(`${repository}:1.0.0`);
-        expect((await updatesOf(VERSIONED)).updates.map((update) => update.tag)).to.equal(['1.2.0', '1.1.0', '1.0.1']);
+        expect(app.tag).to.equal('1.1.0');
+        expect(app.draft.compose).to.contain(`${repository}:1.1.0`);
+        expect((await updatesOf(VERSIONED)).updates.map((update) => update.tag)).to.equal(['1.2.0']);
     });
 
     it('refuses a malformed tag, a draft app and a viewer, writing nothing', async () => {
+        const { tag } = await shown(VERSIONED);
         const malformed = await server.admin.post(`/api/apps/${VERSIONED}/update`, { tag: 'one two' });
         expect(malformed.status, malformed.text).to.equal(422);
         const created = await server.admin.post('/api/apps', { name: `draft-${SUFFIX}`, image: repository, tag: '1.0.0' });
@@ -181,6 +200,6 @@ describe('deploy manager: updates of an app’s image, with rollback', { timeout
         const viewer = await server.signInAs('viewer');
         expect((await viewer.post(`/api/apps/${VERSIONED}/update`, { tag: '1.0.1' })).status).to.equal(403);
         expect((await viewer.get(`/api/apps/${VERSIONED}/updates`)).status).to.equal(200);
-        expect(await shown(VERSIONED)).to.include({ tag: '1.0.0' });
+        expect(await shown(VERSIONED)).to.include({ tag });
     });
 });
