@@ -11,20 +11,48 @@ import type { Definitions, JsonSchema } from './schema-to-joi.ts';
 
 const DEFINITIONS_ID = 'deploy-definitions';
 
-export class ResponseChecker {
-    readonly #ajv: Ajv;
+/** An Ajv with the definitions added, and the validators it compiled, by the schema's text. */
+interface Compiler {
+    ajv: Ajv;
+    compiled: Map<string, ValidateFunction>;
+}
 
-    constructor(definitions: Definitions) {
+/**
+ * One compiler per set of definitions in the process: every server made from the same specs (the tests make
+ * hundreds) shares it, and the validators it has compiled.
+ */
+const compilers = new Map<string, Compiler>();
+
+function compilerFor(definitions: Definitions): Compiler {
+    const key = JSON.stringify(definitions);
+    let compiler = compilers.get(key);
+    if (!compiler) {
         // Not strict: the specs carry our own x- keywords; formats are the requests' business, not the answers'.
-        this.#ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-        this.#ajv.addSchema({ $id: DEFINITIONS_ID, definitions: forAjv(definitions) });
+        const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+        ajv.addSchema({ $id: DEFINITIONS_ID, definitions: forAjv(definitions) });
+        compiler = { ajv, compiled: new Map() };
+        compilers.set(key, compiler);
     }
 
-    /** The route's `response` options: an answer that does not match is a 500 that names where it differs. */
+    return compiler;
+}
+
+export class ResponseChecker {
+    readonly #compiler: Compiler;
+
+    constructor(definitions: Definitions) {
+        this.#compiler = compilerFor(definitions);
+    }
+
+    /**
+     * The route's `response` options: an answer that does not match is a 500 that names where it differs. The schema
+     * is compiled when the route first answers (compiling every route's at start took most of a server's start).
+     */
     optionsFor(schema: JsonSchema): RouteOptionsResponse {
-        const validate: ValidateFunction = this.#ajv.compile(forAjv(schema) as object);
+        let validate: ValidateFunction | undefined;
         return {
             schema: async (value: unknown) => {
+                validate ??= this.#compiled(schema);
                 if (!validate(value)) {
                     const where = (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''}`);
                     throw new Error(where.join('; '));
@@ -39,6 +67,19 @@ export class ResponseChecker {
                 );
             },
         };
+    }
+
+    /** The same schema again (another server's route) is not compiled twice. */
+    #compiled(schema: JsonSchema): ValidateFunction {
+        const rewritten = forAjv(schema) as object;
+        const key = JSON.stringify(rewritten);
+        let validate = this.#compiler.compiled.get(key);
+        if (!validate) {
+            validate = this.#compiler.ajv.compile(rewritten);
+            this.#compiler.compiled.set(key, validate);
+        }
+
+        return validate;
     }
 }
 
