@@ -55,8 +55,9 @@ describe('deploy manager: health means the app really serves', { timeout: 600_00
             `CMD ["sh", "-c", "${SLOW_START}"]`,
         ];
         build('healthy', slowToBeHealthy);
-        // The same, for the one test that needs it pulled: no other test's deploy brings it into the engine.
-        build('pulled', slowToBeHealthy);
+        // The same with a file of its own (a layer no other image has), for the one test that needs it pulled: no other
+        // test's deploy brings it into the engine.
+        build('pulled', slowToBeHealthy, { ...www, '/www/pulled.txt': 'pulled by its deploy\n' });
         build('failing', ['HEALTHCHECK --interval=1s --timeout=1s --retries=2 CMD false', 'CMD ["httpd", "-f", "-p", "80", "-h", "/www"]']);
         build('crash', ['CMD ["sh", "-c", "echo starting; echo the database is gone >&2; exit 3"]']);
         build('late-crash', ['CMD ["sh", "/late-crash.sh"]'], {
