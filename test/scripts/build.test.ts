@@ -53,7 +53,8 @@ describe('npm run build', { timeout: 240_000 }, () => {
     let port: number;
     let server: RunningServer;
 
-    before(async () => {
+    // Building again (after an edit of the sources) compiles the whole project: minutes on a busy machine.
+    before({ timeout: 600_000 }, async () => {
         // After npm ci (prepare) the build is there and fresh; after an edit of the sources it is built again.
         const build = spawnSync(process.execPath, ['--import', 'tsx', Path.join(ROOT_DIR, 'scripts', 'build.ts'), '--if-stale'], {
             cwd: ROOT_DIR,
