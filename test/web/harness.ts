@@ -356,8 +356,15 @@ export async function checkAccessibility(page: Page, options: { exclude?: string
     }
 }
 
-/** A full-page screenshot at test-output/screenshots/<name>.png, for review. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * A full-page screenshot at test-output/screenshots/<name>.png, for review, when SCREENSHOTS=1: encoding them is
+ * a good part of the browser's work, which a run that only checks has no use for.
+ */
+export async function screenshot(page: Page, name: string): Promise<string | undefined> {
+    if (process.env.SCREENSHOTS !== '1') {
+        return undefined;
+    }
+
     Fs.mkdirSync(SCREENSHOTS_DIR, { recursive: true });
     const file = Path.join(SCREENSHOTS_DIR, `${name}.png`);
     await page.screenshot({ path: file, fullPage: true });
