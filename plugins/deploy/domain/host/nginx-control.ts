@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { HostConfig } from '../../../../lib/config.ts';
 import { nginxBinary } from './nginx-binary.ts';
@@ -64,7 +65,7 @@ export async function nginxPidFile(host: HostConfig): Promise<string | undefined
     return named === undefined ? undefined : Path.resolve(confPath ? Path.dirname(confPath) : '/', named);
 }
 
-/** The pid of the nginx master the configuration's pid file names, when that process is alive and can be watched. */
+/** The pid the configuration's pid file names (whether it can be watched, `workersOf` tells). */
 async function nginxMasterOf(host: HostConfig): Promise<number | undefined> {
     const pidFile = await nginxPidFile(host);
     let pid: number;
@@ -74,7 +75,7 @@ async function nginxMasterOf(host: HostConfig): Promise<number | undefined> {
         return undefined;
     }
 
-    return Number.isInteger(pid) && pid > 0 && Fs.existsSync(childrenFile(pid)) ? pid : undefined;
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 function childrenFile(pid: number): string {
@@ -117,8 +118,8 @@ const UNSEEN_RELOAD_MS = 300;
 /**
  * Asks the running nginx to load its configuration again (`nginx -s reload`) and waits until it has: its master
  * answers the signal at once but starts the workers that serve the new configuration a moment later, and only
- * then do the old ones stop taking connections. Where the master cannot be watched (no pid file, no /proc), a short
- * fixed wait stands in.
+ * then do the old ones stop taking connections. Where the master cannot be watched (no pid file, no /proc, no
+ * workers of its own seen), a short fixed wait stands in.
  */
 export async function reloadNginx(host: HostConfig): Promise<NginxOutcome> {
     const master = await nginxMasterOf(host);
@@ -129,7 +130,7 @@ export async function reloadNginx(host: HostConfig): Promise<NginxOutcome> {
     }
 
     if (master === undefined || before === undefined || before.size === 0) {
-        await new Promise((resolve) => setTimeout(resolve, UNSEEN_RELOAD_MS));
+        await sleep(UNSEEN_RELOAD_MS);
         return outcome;
     }
 
@@ -139,7 +140,7 @@ export async function reloadNginx(host: HostConfig): Promise<NginxOutcome> {
             return { ok: false, output: `nginx took the reload but started no new workers within ${RELOAD_TIMEOUT_MS / 1000} s` };
         }
 
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await sleep(10);
     }
 
     return outcome;
