@@ -5,6 +5,7 @@ import Path from 'node:path';
 
 import { ROOT_DIR } from '../../server.ts';
 import { waitUntil } from '../helpers/wait.ts';
+import { ownNginxConfiguration } from './nginx.ts';
 
 const NGINX = Fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 
@@ -23,26 +24,17 @@ export async function startBalancer(port: number, upstreams: number[]): Promise<
     // test-output/ does not exist on a clean checkout (it is ignored), and mkdtemp makes only the last part.
     Fs.mkdirSync(Path.join(ROOT_DIR, 'test-output'), { recursive: true });
     const dir = Fs.mkdtempSync(Path.join(ROOT_DIR, 'test-output', 'balancer-'));
-    const conf = [
-        'worker_processes 1;',
-        `pid ${dir}/nginx.pid;`,
-        `error_log ${dir}/error.log;`,
-        'events { worker_connections 256; }',
-        'http {',
-        `    access_log off; client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;`,
-        `    fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;`,
-        `    upstream gatehouse { ${upstreams.map((upstream) => `server 127.0.0.1:${upstream};`).join(' ')} }`,
-        '    server {',
-        `        listen 127.0.0.1:${port};`,
-        '        location / {',
-        '            proxy_pass http://gatehouse; proxy_http_version 1.1; proxy_buffering off;',
-        '            proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr;',
-        `            add_header ${UPSTREAM_HEADER} $upstream_addr always;`,
-        '        }',
+    const conf = ownNginxConfiguration(dir, [
+        `upstream gatehouse { ${upstreams.map((upstream) => `server 127.0.0.1:${upstream};`).join(' ')} }`,
+        'server {',
+        `    listen 127.0.0.1:${port};`,
+        '    location / {',
+        '        proxy_pass http://gatehouse; proxy_http_version 1.1; proxy_buffering off;',
+        '        proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr;',
+        `        add_header ${UPSTREAM_HEADER} $upstream_addr always;`,
         '    }',
         '}',
-        '',
-    ].join('\n');
+    ]);
     Fs.writeFileSync(Path.join(dir, 'nginx.conf'), conf);
     const nginx: ChildProcess = spawn(NGINX, ['-p', dir, '-c', Path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
     await waitUntil(

@@ -45,3 +45,22 @@ export function ensureNginx(): string | undefined {
     located = Fs.existsSync(binary) ? binary : undefined;
     return located;
 }
+
+/**
+ * The main configuration of an nginx of a test's own: its pid file, error log and temporary files under `dir`, the
+ * lines of its http block as given (indented here).
+ */
+export function ownNginxConfiguration(dir: string, http: string[], workerProcesses = 1): string {
+    return [
+        `worker_processes ${workerProcesses};`,
+        `pid ${dir}/nginx.pid;`,
+        `error_log ${dir}/error.log;`,
+        'events { worker_connections 256; }',
+        'http {',
+        `    access_log off; client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;`,
+        `    fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;`,
+        ...http.map((line) => `    ${line}`),
+        '}',
+        '',
+    ].join('\n');
+}

@@ -10,7 +10,7 @@ import { loadConfig } from '../../../../../lib/config.ts';
 import { reloadNginx } from '../../../../../plugins/deploy/domain/host/nginx-control.ts';
 import { freePorts, temporaryDirectory } from '../../../../helpers/server.ts';
 import { waitUntil } from '../../../../helpers/wait.ts';
-import { ensureNginx } from '../../../../support/nginx.ts';
+import { ensureNginx, ownNginxConfiguration } from '../../../../support/nginx.ts';
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
@@ -18,18 +18,7 @@ const { expect } = Code;
 
 /** An nginx of the test's own on loopback, whose one site answers the text of `version`. */
 function configuration(dir: string, port: number, version: string): string {
-    return [
-        'worker_processes 2;',
-        `pid ${dir}/nginx.pid;`,
-        `error_log ${dir}/error.log;`,
-        'events { worker_connections 64; }',
-        'http {',
-        `    access_log off; client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;`,
-        `    fastcgi_temp_path ${dir}/fastcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;`,
-        `    server { listen 127.0.0.1:${port}; location / { return 200 '${version}'; } }`,
-        '}',
-        '',
-    ].join('\n');
+    return ownNginxConfiguration(dir, [`server { listen 127.0.0.1:${port}; location / { return 200 '${version}'; } }`], 2);
 }
 
 async function answer(port: number): Promise<string> {
