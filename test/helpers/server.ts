@@ -11,6 +11,7 @@ import knexFactory, { type Knex } from 'knex';
 import { type Config, loadConfig } from '../../lib/config.ts';
 import { databaseKind, knexConfig } from '../../lib/database.ts';
 import { createServer, ROOT_DIR } from '../../server.ts';
+import { CRON_TASKS } from '../../plugins/git/domain/cron/tasks.ts';
 import { tokens } from '../../plugins/git/domain/identity/token-service.ts';
 import { type UserRow, users } from '../../plugins/git/domain/identity/user-service.ts';
 import { waitUntil } from './wait.ts';
@@ -137,6 +138,20 @@ export interface TestServer {
     cleanup(): Promise<void>;
 }
 
+/**
+ * Gitea runs nine cron tasks in a worker when it starts: on the suite's many servers that started, that worker was
+ * half of all the workers the suite ran (each a second of CPU, loading its modules through tsx) and checked nothing.
+ * A test server runs none at start, unless its test configures cron (any CRON_* variable): then Gitea's defaults hold.
+ */
+function noCronAtStart(environment: Record<string, string>): Record<string, string> {
+    if (Object.keys(environment).some((name) => name.startsWith('CRON_'))) {
+        return {};
+    }
+
+    const atStart = CRON_TASKS.filter((task) => task.runAtStart);
+    return Object.fromEntries(atStart.map((task) => [`CRON_${task.name.toUpperCase()}_RUN_AT_START`, 'false']));
+}
+
 /** A server on a fresh database and data directory, initialized but not listening (use inject, or start it). */
 export async function createTestServer(
     environment: Record<string, string> = {},
@@ -165,6 +180,7 @@ export async function createTestServer(
         BACKUP_SCHEDULE: 'off',
         // Every deploy answer is checked against its spec's response schema (npm test sets it; a file run alone too).
         GATEHOUSE_CHECK_RESPONSES: process.env.GATEHOUSE_CHECK_RESPONSES ?? '1',
+        ...noCronAtStart(environment),
         ...environment,
     });
     const server = await createServer(config, { knex: database.knex, logging: process.env.TEST_LOGGING === '1' });
