@@ -522,7 +522,7 @@ async function runInParallel(
     options: RunOptions,
     add: (file: string, outcome: FileOutcome) => void,
 ): Promise<void> {
-    // At most GATEHOUSE_TEST_DOCKER_JOBS (4) files that need Docker at once. They are a fifth of the files but five
+    // At most GATEHOUSE_TEST_DOCKER_JOBS (4) files that need Docker at once. They are a quarter of the files but five
     // sixths of the time, so with three at most their queue was the whole run (the fourth worker idle once the
     // others were done: 18.6 min on SQLite on two cores); four at once took 12.3 min, the cores still 17 % idle.
     const dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 4), jobs);

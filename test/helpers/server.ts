@@ -139,8 +139,8 @@ export interface TestServer {
 }
 
 /**
- * Gitea runs nine cron tasks in a worker when it starts: on the suite's many servers that started, that worker was
- * half of all the workers the suite ran (each a second of CPU, loading its modules through tsx) and checked nothing.
+ * Gitea runs eight cron tasks in a worker when it starts: on the suite's many servers that started, that worker was
+ * 217 of the 499 workers of a run (each 0.6-1 s of CPU, loading its modules through tsx) and checked nothing.
  * A test server runs none at start, unless its test configures cron (any CRON_* variable): then Gitea's defaults hold.
  */
 function noCronAtStart(environment: Record<string, string>): Record<string, string> {
