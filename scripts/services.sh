@@ -129,6 +129,12 @@ http {
         listen 127.0.0.1:$HTTP_PORT default_server;
         location / { return 404; }
     }
+    server {
+        # Held from the start, not bound by the first site's reload: a port left free until then can be taken by
+        # another process, and nginx -t does not bind, so the reload would fail to apply. Unknown names get no TLS.
+        listen 127.0.0.1:$HTTPS_PORT ssl default_server;
+        ssl_reject_handshake on;
+    }
     include $STATE/nginx/sites/*.conf;
 }
 CONF
