@@ -5,9 +5,7 @@ import Path from 'node:path';
 
 import { ROOT_DIR } from '../../server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { ownNginxConfiguration } from './nginx.ts';
-
-const NGINX = Fs.existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
+import { ensureNginx, ownNginxConfiguration } from './nginx.ts';
 
 /** The response header naming the instance that answered: nginx's `$upstream_addr` (`127.0.0.1:<port>`). */
 export const UPSTREAM_HEADER = 'x-upstream';
@@ -36,7 +34,9 @@ export async function startBalancer(port: number, upstreams: number[]): Promise<
         '}',
     ]);
     Fs.writeFileSync(Path.join(dir, 'nginx.conf'), conf);
-    const nginx: ChildProcess = spawn(NGINX, ['-p', dir, '-c', Path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
+    const binary = ensureNginx();
+    if (!binary) throw new Error("the balancer needs nginx: install Debian's nginx package");
+    const nginx: ChildProcess = spawn(binary, ['-p', dir, '-c', Path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' });
     await waitUntil(
         'the balancer answers',
         async () =>
