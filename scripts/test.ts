@@ -162,6 +162,7 @@ function countResults(tapFile: string, jsonFile: string): Results & { failures: 
         return { passed: 0, failed: 1, skipped: [], failures: ['no report: lab did not finish'] };
     }
 
+    const report = JSON.parse(Fs.readFileSync(jsonFile, 'utf8')) as LabJsonReport;
     const results: Results & { failures: string[] } = { passed: 0, failed: 0, skipped: [], failures: [] };
     for (const line of Fs.readFileSync(tapFile, 'utf8').split('\n')) {
         const match = /^(ok|not ok) \d+ (?:# (SKIP|TODO) )?\(\d+\) (.*)$/.exec(line);
@@ -172,7 +173,7 @@ function countResults(tapFile: string, jsonFile: string): Results & { failures: 
         const [, outcome, skip, title] = match;
         if (outcome === 'not ok') {
             results.failed += 1;
-            results.failures.push(title ?? '');
+            results.failures.push(withReason(title ?? '', failureReason(report, title ?? '')));
         } else if (skip) {
             results.skipped.push(skip === 'TODO' ? `${title} (todo)` : (title ?? ''));
         } else {
@@ -181,13 +182,44 @@ function countResults(tapFile: string, jsonFile: string): Results & { failures: 
     }
 
     // Errors outside tests: a failing before/after hook, an exception thrown after a test ended.
-    const report = JSON.parse(Fs.readFileSync(jsonFile, 'utf8')) as { errors?: { message?: string }[] };
     for (const error of report.errors ?? []) {
         results.failed += 1;
-        results.failures.push(`outside a test: ${error.message ?? 'an error'}`);
+        results.failures.push(withReason('outside a test', error.message ?? 'an error'));
     }
 
     return results;
+}
+
+interface LabJsonReport {
+    tests?: Record<string, { title: string; err: string | false }[]>;
+    errors?: { message?: string }[];
+}
+
+/** Lab's message for a failed test (the JSON report keys tests by their describe path, so the title's end matches). */
+function failureReason(report: LabJsonReport, fullTitle: string): string | undefined {
+    const tests = Object.values(report.tests ?? {}).flat();
+    const failed = tests.filter((test) => test.err !== false && fullTitle.endsWith(test.title));
+    const longest = failed.sort((a, b) => b.title.length - a.title.length)[0];
+    return longest && longest.err !== false ? longest.err : undefined;
+}
+
+/**
+ * A failure's title with the start of its message: the closing summary is what a CI log keeps when it keeps only
+ * its tail, so it says why as well as what.
+ */
+function withReason(title: string, reason: string | undefined): string {
+    if (!reason) {
+        return title;
+    }
+
+    const lines = reason
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean)
+        .slice(0, 8)
+        .join(' | ');
+    const short = lines.length > 800 ? `${lines.slice(0, 800)}…` : lines;
+    return `${title}\n      ${short}`;
 }
 
 /** An environment variable that is on: set, and neither `false` nor `0`. */
