@@ -10,6 +10,11 @@ import { temporaryDirectory } from '../helpers/server.ts';
 import { ensureDebianPackage } from './debian-packages.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
+/**
+ * How long an action or a navigation may take before the test fails: twice playwright's 30 s, for a page served by a
+ * container or a sign-in that hops through a provider while other test files load the same two cores.
+ */
+const BUSY_MACHINE_WAIT_MS = 60_000;
 
 export interface RunningChromium {
     /** A context of its own profile; certificates are not checked (the sites' are stand-ins until ACME). */
@@ -39,6 +44,7 @@ export async function launchChromium(options: { loopbackDomain?: string } = {}):
             ...(options.loopbackDomain ? [`--host-resolver-rules=MAP *.${options.loopbackDomain} 127.0.0.1`] : []),
         ],
     });
+    context.setDefaultTimeout(BUSY_MACHINE_WAIT_MS);
     for (const page of context.pages()) retryNavigationOnNetworkChange(page);
     context.on('page', retryNavigationOnNetworkChange);
     return {
