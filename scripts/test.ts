@@ -396,6 +396,7 @@ function fileSeed(seed: number, file: string): number {
 async function runFile(file: string, options: RunOptions): Promise<FileOutcome> {
     console.log(`\n▶ ${file}`);
     const started = Date.now();
+    const cpuAtStart = process.cpuUsage();
     let script: unknown;
     try {
         const module = (await import(pathToFileURL(Path.resolve(file)).href)) as { lab?: unknown };
@@ -432,12 +433,21 @@ async function runFile(file: string, options: RunOptions): Promise<FileOutcome> 
         });
         const outcome = countResults(tapFile, jsonFile);
         console.log(
-            `◀ ${file}: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped.length} skipped (${((Date.now() - started) / 1000).toFixed(1)} s${sinceRunStarted(started)})`,
+            `◀ ${file}: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped.length} skipped (${((Date.now() - started) / 1000).toFixed(1)} s, ${cpuSeconds(cpuAtStart)} s of CPU${sinceRunStarted(started)})`,
         );
         return { ...outcome, code: result.code };
     } finally {
         Fs.rmSync(reportDir, { recursive: true, force: true });
     }
+}
+
+/**
+ * The CPU time this process (its worker threads too, so Bree's jobs) spent since `since`: on a machine whose cores
+ * the run keeps busy, what makes a file cost. The programs it starts (git, docker, chromium) are not counted.
+ */
+function cpuSeconds(since: NodeJS.CpuUsage): string {
+    const used = process.cpuUsage(since);
+    return ((used.user + used.system) / 1e6).toFixed(1);
 }
 
 /** In a parallel run, when the file started, counted from the start of the run: what ran beside what. */
