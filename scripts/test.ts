@@ -780,47 +780,53 @@ function testId(value: string): number {
 }
 
 /**
- * Runs every test of the files alone (--each): each in a process of its own (`--id`), one after the other, as
- * `--grep` with its title would, so a test that leans on what an earlier one left fails here. Prints one line per
- * test and ends with the tests that failed alone and the closing line.
+ * Runs every test of the files alone (--each): each in a process of its own (`--id`), as `--grep` with its title
+ * would, so a test that leans on what an earlier one left fails here. Up to `jobs` such processes run at once, under the
+ * same needs as whole files (a test of a Docker file counts against GATEHOUSE_TEST_DOCKER_JOBS, one of an `alone` file
+ * runs alone, `exclusive:` things are held). Prints one line per test as it ends, then the tests that failed alone and
+ * the closing line.
  */
-async function runEachAlone(files: string[], options: RunOptions): Promise<number> {
-    let passed = 0;
-    const failures: string[] = [];
-    const skipped: string[] = [];
+async function runEachAlone(files: string[], jobs: number, options: RunOptions): Promise<number> {
+    const queue: { file: string; id: number; title: string }[] = [];
     for (const file of files) {
         const module = (await import(pathToFileURL(Path.resolve(file)).href)) as { lab?: unknown };
         const grep = options.grep === undefined ? undefined : literal(options.grep);
         const { tests } = await Lab.execute([module.lab], { dry: true, grep }, null);
-        for (const test of tests) {
-            const alone = spawnSync(
-                process.execPath,
-                [
-                    ...process.execArgv,
-                    process.argv[1] ?? 'scripts/test.ts',
-                    '--jobs',
-                    '1',
-                    '--timeout',
-                    String(options.timeout),
-                    '--id',
-                    String(test.id),
-                    file,
-                ],
-                { encoding: 'utf8', env: { ...process.env, GATEHOUSE_TEST_PREPARE: '0' }, maxBuffer: 64 * 1024 * 1024 },
-            );
-            const closing = /^Tests: (\d+) passed, (\d+) failed, (\d+) skipped/m.exec(alone.stdout ?? '');
-            const ok = alone.status === 0 && closing?.[1] === '1' && closing[2] === '0';
+        queue.push(...tests.map((test) => ({ file, id: test.id, title: test.title })));
+    }
+
+    let passed = 0;
+    const failures: string[] = [];
+    const skipped: string[] = [];
+    const slots = new NeedSlots(jobs);
+    const running = new Set<Promise<void>>();
+    while (queue.length > 0 || running.size > 0) {
+        const index = queue.findIndex((test) => slots.canStart(test.file));
+        if (index < 0) {
+            await Promise.race(running);
+            continue;
+        }
+
+        const [test] = queue.splice(index, 1) as [(typeof queue)[number]];
+        slots.start(test.file);
+        const run = runOneAlone(test.file, test.id, options).then(({ status, stdout }) => {
+            slots.end(test.file);
+            running.delete(run);
+            const closing = /^Tests: (\d+) passed, (\d+) failed, (\d+) skipped/m.exec(stdout);
+            const ok = status === 0 && closing?.[1] === '1' && closing[2] === '0';
             const wasSkipped = closing?.[3] === '1';
-            console.log(`${ok ? 'passes alone' : wasSkipped ? 'skipped     ' : 'FAILS ALONE '} ${file} #${test.id}: ${test.title}`);
+            const label = `${test.file} #${test.id}: ${test.title}`;
+            console.log(`${ok ? 'passes alone' : wasSkipped ? 'skipped     ' : 'FAILS ALONE '} ${label}`);
             if (ok) {
                 passed += 1;
             } else if (wasSkipped) {
-                skipped.push(`${file}: ${test.title}`);
+                skipped.push(`${test.file}: ${test.title}`);
             } else {
-                failures.push(`${file}: ${test.title}`);
-                console.log((alone.stdout ?? '').slice(-4_000));
+                failures.push(`${test.file}: ${test.title}`);
+                console.log(stdout.slice(-4_000));
             }
-        }
+        });
+        running.add(run);
     }
 
     if (failures.length > 0) {
@@ -829,6 +835,62 @@ async function runEachAlone(files: string[], options: RunOptions): Promise<numbe
 
     printClosingLine(`Tests: ${passed} passed, ${failures.length} failed, ${skipped.length} skipped`);
     return failures.length === 0 && passed > 0 && (skipped.length === 0 || !onCi()) ? 0 : 1;
+}
+
+/** One test of a file in a process of its own: its exit status and standard output. */
+async function runOneAlone(file: string, id: number, options: RunOptions): Promise<{ status: number | null; stdout: string }> {
+    const args = [...process.execArgv, process.argv[1] ?? 'scripts/test.ts', '--jobs', '1', '--timeout', String(options.timeout)];
+    const child = spawn(process.execPath, [...args, '--id', String(id), file], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: { ...process.env, GATEHOUSE_TEST_PREPARE: '0' },
+    });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const [status] = (await once(child, 'close')) as [number | null];
+    return { status, stdout: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** Which files' tests may start now, by the files' needs: Docker slots, `alone`, `exclusive:` things. */
+class NeedSlots {
+    readonly #jobs: number;
+    readonly #dockerJobs: number;
+    #running = 0;
+    #dockerRunning = 0;
+    #aloneRunning = false;
+    readonly #held = new Set<string>();
+
+    constructor(jobs: number) {
+        this.#jobs = jobs;
+        this.#dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 4), jobs);
+    }
+
+    canStart(file: string): boolean {
+        const needs = fileNeeds(file);
+        if (this.#running >= this.#jobs || this.#aloneRunning || (needs.includes('alone') && this.#running > 0)) {
+            return false;
+        }
+
+        return (
+            (!needs.includes('docker') || this.#dockerRunning < this.#dockerJobs) &&
+            exclusiveThings(file).every((thing) => !this.#held.has(thing))
+        );
+    }
+
+    start(file: string): void {
+        this.#move(file, 1);
+    }
+
+    end(file: string): void {
+        this.#move(file, -1);
+    }
+
+    #move(file: string, step: 1 | -1): void {
+        const needs = fileNeeds(file);
+        this.#running += step;
+        this.#dockerRunning += needs.includes('docker') ? step : 0;
+        this.#aloneRunning = step === 1 ? this.#aloneRunning || needs.includes('alone') : this.#aloneRunning && !needs.includes('alone');
+        exclusiveThings(file).forEach((thing) => (step === 1 ? this.#held.add(thing) : this.#held.delete(thing)));
+    }
 }
 
 /**
@@ -894,7 +956,7 @@ async function main(): Promise<number> {
     }
 
     if (each) {
-        return await runEachAlone(files, { timeout, grep });
+        return await runEachAlone(files, jobs, { timeout, grep });
     }
 
     if (ids && files.length !== 1) {
