@@ -203,6 +203,10 @@ function failureReason(report: LabJsonReport, fullTitle: string): string | undef
     return longest && longest.err !== false ? longest.err : undefined;
 }
 
+// Playwright colours its call logs even when nothing reads them on a terminal.
+// eslint-disable-next-line no-control-regex
+const ANSI_ESCAPE = /\u001b\[[0-9;]*m/g;
+
 /**
  * A failure's title with the start of its message: the closing summary is what a CI log keeps when it keeps only
  * its tail, so it says why as well as what.
@@ -213,6 +217,7 @@ function withReason(title: string, reason: string | undefined): string {
     }
 
     const lines = reason
+        .replace(ANSI_ESCAPE, '')
         .split('\n')
         .map((line) => line.trim())
         .filter(Boolean)
