@@ -788,7 +788,7 @@ function testId(value: string): number {
  * Runs every test of the files alone (--each): each in a process of its own (`--id`), as `--grep` with its title
  * would, so a test that leans on what an earlier one left fails here. Up to `jobs` such processes run at once, under the
  * same needs as whole files (a test of a Docker file counts against GATEHOUSE_TEST_DOCKER_JOBS, one of an `alone` file
- * runs alone, `exclusive:` things are held). Prints one line per test as it ends, then the tests that failed alone and
+ * runs alone, `exclusive:` things are held), and never two tests of one file at once. Prints one line per test as it ends, then the tests that failed alone and
  * the closing line.
  */
 async function runEachAlone(files: string[], jobs: number, options: RunOptions): Promise<number> {
@@ -877,7 +877,7 @@ class NeedSlots {
 
         return (
             (!needs.includes('docker') || this.#dockerRunning < this.#dockerJobs) &&
-            exclusiveThings(file).every((thing) => !this.#held.has(thing))
+            this.#things(file).every((thing) => !this.#held.has(thing))
         );
     }
 
@@ -894,7 +894,12 @@ class NeedSlots {
         this.#running += step;
         this.#dockerRunning += needs.includes('docker') ? step : 0;
         this.#aloneRunning = step === 1 ? this.#aloneRunning || needs.includes('alone') : this.#aloneRunning && !needs.includes('alone');
-        exclusiveThings(file).forEach((thing) => (step === 1 ? this.#held.add(thing) : this.#held.delete(thing)));
+        this.#things(file).forEach((thing) => (step === 1 ? this.#held.add(thing) : this.#held.delete(thing)));
+    }
+
+    /** What a test holds while it runs: its file's `exclusive:` things, and the file (whose names are made once per file). */
+    #things(file: string): string[] {
+        return [...exclusiveThings(file), `file:${file}`];
     }
 }
 
