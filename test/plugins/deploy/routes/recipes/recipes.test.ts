@@ -354,11 +354,13 @@ describe('deploy manager: recipes, the catalog and the evidence about an image',
     });
 
     it('saves a recipe only from a running app that signs in', async () => {
-        const answer = await editor.post('/api/apps/dash/recipe', { keys: [] });
+        // An app of its own that was never deployed.
+        expect((await editor.post('/api/apps', { name: 'idle', image: 'grafana/grafana', tag: '11.1.0' })).status).to.equal(201);
+        const answer = await editor.post('/api/apps/idle/recipe', { keys: [] });
         expect(answer.status).to.equal(422);
         expect((answer.body as { error: string }).error).to.contain('save a recipe from a working one');
-        expect((await editor.post('/api/apps/dash/recipe', { keys: ['bad key'] })).status).to.equal(422);
-        expect((await viewer.post('/api/apps/dash/recipe', { keys: [] })).status).to.equal(403);
+        expect((await editor.post('/api/apps/idle/recipe', { keys: ['bad key'] })).status).to.equal(422);
+        expect((await viewer.post('/api/apps/idle/recipe', { keys: [] })).status).to.equal(403);
     });
 });
 
