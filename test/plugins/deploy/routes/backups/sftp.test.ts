@@ -45,8 +45,28 @@ describe('deploy manager: backups in an SFTP repository, with a generated passwo
         services?.stop();
     });
 
+    let deployed: Promise<unknown> | undefined;
+    const haveDeployed = () => (deployed ??= deployWithVolume(server, app, image));
+
+    /**
+     * Two backups of the app for the retention test: the first test's (a manual one and the one before its restore),
+     * else two made here of a volume with a file in it.
+     */
+    const haveTwoBackups = async () => {
+        await haveDeployed();
+        if ((await backupsOf(server.admin, app)).length === 0) {
+            inApp(app, 'echo "kept" > /data/retained.txt');
+            for (let count = 1; count <= 2; count += 1) {
+                const made = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
+                expect(made.state, made.text).to.equal('succeeded');
+            }
+        }
+
+        return await backupsOf(server.admin, app);
+    };
+
     it('backs up to an OpenSSH server and restores from it, the repository sound', async () => {
-        await deployWithVolume(server, app, image);
+        await haveDeployed();
         inApp(app, 'echo "over sftp" > /data/kept.txt');
 
         const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
@@ -58,6 +78,7 @@ describe('deploy manager: backups in an SFTP repository, with a generated passwo
         const restored = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups/${backup?.id}/restore`));
         expect(restored.state, restored.text).to.equal('succeeded');
         expect(inApp(app, 'cat /data/kept.txt')).to.equal('over sftp');
+        expect((await backupsOf(server.admin, app)).map((kept) => kept.reason)).to.equal(['before restore', 'manual']);
 
         const { password } = await backups(server.context.server).repository();
         const checked = resticFor(repository, password, ['check'], ['-o', `sftp.command=${sshd.sftpCommand}`]);
@@ -77,8 +98,8 @@ describe('deploy manager: backups in an SFTP repository, with a generated passwo
     });
 
     it('keeps the backups BACKUP_KEEP asks for once a new one is made, in the list and in the repository', async () => {
-        const before = await backupsOf(server.admin, app);
-        expect(before.map((backup) => backup.reason)).to.equal(['before restore', 'manual']);
+        const before = await haveTwoBackups();
+        expect(before).to.have.length(2);
         const backedUp = await runToEnd(server.admin, await server.admin.post(`/api/apps/${app}/backups`));
         expect(backedUp.state, backedUp.text).to.equal('succeeded');
         expect(backedUp.text).to.contain('Kept the backups BACKUP_KEEP asks for (2 last): removed 1');
