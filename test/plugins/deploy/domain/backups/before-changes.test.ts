@@ -106,6 +106,10 @@ describe('deploy manager: a backup before every change (BACKUP_BEFORE_CHANGES)',
         const app = `unbacked-${SUFFIX}`;
         apps.push(app);
         await deployWithVolume(server, app, image);
+        // A backup of its own first, so that the repository exists whatever ran before (a first deploy backs up nothing).
+        inApp(app, 'echo "kept" > /data/state.txt');
+        const first = await runOf(server, await server.admin.post(`/api/apps/${app}/backups`));
+        expect(first.state, first.text).to.equal('succeeded');
         const before = await backupsOf(server.admin, app);
         // The repository can be read and not written: restic cannot lock it, so the backup fails.
         execFileSync('chattr', ['-R', '+i', repository]);
