@@ -532,11 +532,9 @@ export function fileNeeds(file: string): string[] {
               .filter(Boolean);
 }
 
-/** What a file needs to itself among the files (`exclusive:swarm`): no two files naming the same thing run at once. */
-function exclusiveThings(file: string): string[] {
-    return fileNeeds(file)
-        .filter((need) => need.startsWith('exclusive:'))
-        .map((need) => need.slice('exclusive:'.length));
+/** The things among a file's needs that it holds to itself (`exclusive:swarm`): no two files naming one run at once. */
+function exclusiveThings(needs: string[]): string[] {
+    return needs.filter((need) => need.startsWith('exclusive:')).map((need) => need.slice('exclusive:'.length));
 }
 
 /** A count of processes from an option or a variable: a whole number of at least 1, else the fallback. */
@@ -572,43 +570,36 @@ async function runInParallel(
     // At most GATEHOUSE_TEST_DOCKER_JOBS (4) files that need Docker at once. They are a quarter of the files but five
     // sixths of the time, so with three at most their queue was the whole run (the fourth worker idle once the
     // others were done: 18.6 min on SQLite on two cores); four at once took 12.3 min, the cores still 17 % idle.
-    const dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 4), jobs);
-    const needsDocker = new Set(files.filter((file) => fileNeeds(file).includes('docker')));
+    const slots = new NeedSlots(jobs);
+    const needsDocker = new Set(files.filter((file) => slots.needs(file).includes('docker')));
     const size = (file: string) => Fs.statSync(file).size;
-    const held = new Set<string>();
-    const exclusive = new Map(files.map((file) => [file, exclusiveThings(file)]));
+    const exclusiveCount = (file: string) => exclusiveThings(slots.needs(file)).length;
     // A file that holds a thing goes first: the others that need it wait for it, and the rest of the pool meanwhile.
-    const first = (a: string, b: string) => (exclusive.get(b)?.length ?? 0) - (exclusive.get(a)?.length ?? 0) || size(b) - size(a);
+    const first = (a: string, b: string) => exclusiveCount(b) - exclusiveCount(a) || size(b) - size(a);
     const waiting = [...[...needsDocker].sort(first), ...files.filter((file) => !needsDocker.has(file)).sort(first)];
-    const free = (file: string) => (exclusive.get(file) ?? []).every((thing) => !held.has(thing));
     const workerCount = Math.min(jobs, files.length);
     console.log(
-        `Running ${files.length} files, up to ${workerCount} at once (of the ${needsDocker.size} that need Docker, up to ${dockerJobs}).`,
+        `Running ${files.length} files, up to ${workerCount} at once (of the ${needsDocker.size} that need Docker, up to ${slots.dockerJobs}).`,
     );
-    let dockerRunning = 0;
-    const alone = new Set(files.filter((file) => fileNeeds(file).includes('alone')));
-    let aloneRunning = false;
     await new Promise<void>((resolve) => {
         const idle: TestWorker[] = [];
         let live = 0;
         const dispatch = () => {
-            while (idle.length > 0 && !aloneRunning) {
-                // A file that must run alone waits until nothing runs, and nothing starts beside it.
-                const aloneIndex = waiting.findIndex((file) => alone.has(file));
+            while (idle.length > 0) {
+                // A file that must run alone goes before the others: they wait with it until nothing runs.
+                const aloneIndex = waiting.findIndex((file) => slots.needs(file).includes('alone'));
                 const index =
                     aloneIndex >= 0
-                        ? live - idle.length === 0
+                        ? slots.canStart(waiting[aloneIndex] as string)
                             ? aloneIndex
                             : -1
-                        : waiting.findIndex((file) => (dockerRunning < dockerJobs || !needsDocker.has(file)) && free(file));
+                        : waiting.findIndex((file) => slots.canStart(file));
                 if (index < 0) {
                     break;
                 }
 
                 const [file] = waiting.splice(index, 1) as [string];
-                dockerRunning += needsDocker.has(file) ? 1 : 0;
-                exclusive.get(file)?.forEach((thing) => held.add(thing));
-                aloneRunning = alone.has(file);
+                slots.start(file);
                 (idle.pop() as TestWorker).run(file);
             }
 
@@ -620,9 +611,7 @@ async function runInParallel(
             live += 1;
             const worker = new TestWorker(options, {
                 finished: (file, outcome) => {
-                    dockerRunning -= needsDocker.has(file) ? 1 : 0;
-                    exclusive.get(file)?.forEach((thing) => held.delete(thing));
-                    aloneRunning &&= !alone.has(file);
+                    slots.end(file);
                     add(file, outcome);
                     if (worker.alive) {
                         idle.push(worker);
@@ -786,10 +775,9 @@ function testId(value: string): number {
 
 /**
  * Runs every test of the files alone (--each): each in a process of its own (`--id`), as `--grep` with its title
- * would, so a test that leans on what an earlier one left fails here. Up to `jobs` such processes run at once, under the
- * same needs as whole files (a test of a Docker file counts against GATEHOUSE_TEST_DOCKER_JOBS, one of an `alone` file
- * runs alone, `exclusive:` things are held), and never two tests of one file at once. Prints one line per test as it ends, then the tests that failed alone and
- * the closing line.
+ * would, so a test that leans on what an earlier one left fails here. Up to `jobs` such processes run at once, under
+ * the same rules as whole files (NeedSlots), so never two tests of one file at once. Prints one line per test as it
+ * ends, then the tests that failed alone and the closing line.
  */
 async function runEachAlone(files: string[], jobs: number, options: RunOptions): Promise<number> {
     const queue: { file: string; id: number; title: string }[] = [];
@@ -855,10 +843,15 @@ async function runOneAlone(file: string, id: number, options: RunOptions): Promi
     return { status, stdout: Buffer.concat(chunks).toString('utf8') };
 }
 
-/** Which files' tests may start now, by the files' needs: Docker slots, `alone`, `exclusive:` things. */
+/**
+ * Which files (or, under --each, which files' tests) may start now, by the files' needs: no more than `jobs` at once,
+ * Docker slots, `alone`, `exclusive:` things, and never two runs of one file at once (a file names its apps, images and
+ * folders once). Each file's needs are read once.
+ */
 class NeedSlots {
     readonly #jobs: number;
-    readonly #dockerJobs: number;
+    readonly dockerJobs: number;
+    readonly #needs = new Map<string, string[]>();
     #running = 0;
     #dockerRunning = 0;
     #aloneRunning = false;
@@ -866,17 +859,27 @@ class NeedSlots {
 
     constructor(jobs: number) {
         this.#jobs = jobs;
-        this.#dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 4), jobs);
+        this.dockerJobs = Math.min(processCount(process.env.GATEHOUSE_TEST_DOCKER_JOBS, 'GATEHOUSE_TEST_DOCKER_JOBS', 4), jobs);
+    }
+
+    needs(file: string): string[] {
+        let needs = this.#needs.get(file);
+        if (needs === undefined) {
+            needs = fileNeeds(file);
+            this.#needs.set(file, needs);
+        }
+
+        return needs;
     }
 
     canStart(file: string): boolean {
-        const needs = fileNeeds(file);
+        const needs = this.needs(file);
         if (this.#running >= this.#jobs || this.#aloneRunning || (needs.includes('alone') && this.#running > 0)) {
             return false;
         }
 
         return (
-            (!needs.includes('docker') || this.#dockerRunning < this.#dockerJobs) &&
+            (!needs.includes('docker') || this.#dockerRunning < this.dockerJobs) &&
             this.#things(file).every((thing) => !this.#held.has(thing))
         );
     }
@@ -890,16 +893,16 @@ class NeedSlots {
     }
 
     #move(file: string, step: 1 | -1): void {
-        const needs = fileNeeds(file);
+        const needs = this.needs(file);
         this.#running += step;
         this.#dockerRunning += needs.includes('docker') ? step : 0;
         this.#aloneRunning = step === 1 ? this.#aloneRunning || needs.includes('alone') : this.#aloneRunning && !needs.includes('alone');
         this.#things(file).forEach((thing) => (step === 1 ? this.#held.add(thing) : this.#held.delete(thing)));
     }
 
-    /** What a test holds while it runs: its file's `exclusive:` things, and the file (whose names are made once per file). */
+    /** What a run holds while it goes on: its file's `exclusive:` things, and the file itself. */
     #things(file: string): string[] {
-        return [...exclusiveThings(file), `file:${file}`];
+        return [...exclusiveThings(this.needs(file)), `file:${file}`];
     }
 }
 
