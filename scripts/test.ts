@@ -208,8 +208,9 @@ function failureReason(report: LabJsonReport, fullTitle: string): string | undef
 const ANSI_ESCAPE = /\u001b\[[0-9;]*m/g;
 
 /**
- * A failure's title with the start of its message: the closing summary is what a CI log keeps when it keeps only
- * its tail, so it says why as well as what.
+ * A failure's title with its message, both ends of a long one: the closing summary is what a CI log keeps when it
+ * keeps only its tail, so it says why as well as what. An assertion puts its own words last, after the caller's
+ * (often a whole run's log), so the end is kept longer than the start.
  */
 function withReason(title: string, reason: string | undefined): string {
     if (!reason) {
@@ -221,11 +222,13 @@ function withReason(title: string, reason: string | undefined): string {
         .split('\n')
         .map((line) => line.trim())
         .filter(Boolean)
-        .slice(0, 8)
         .join(' | ');
-    const short = lines.length > 800 ? `${lines.slice(0, 800)}…` : lines;
+    const short = lines.length > REASON_HEAD + REASON_TAIL ? `${lines.slice(0, REASON_HEAD)} … ${lines.slice(-REASON_TAIL)}` : lines;
     return `${title}\n      ${short}`;
 }
+
+const REASON_HEAD = 300;
+const REASON_TAIL = 900;
 
 /** An environment variable that is on: set, and neither `false` nor `0`. */
 function switchedOn(name: string): boolean {

@@ -95,7 +95,12 @@ describe('scripts/test.ts', () => {
         expect(result.output).to.contain(`  - ${ESCAPING}: a hook that throws no Error needs the hook`);
         expect(result.output).to.contain(`  - ${ESCAPING}: a test that rejects with an object rejects plainly`);
         expect(result.output).to.contain('the test failed without a stack');
-        expect(result.closing, result.output).to.equal('Tests: 2 passed, 3 failed, 1 skipped');
+        // A long message keeps its start and its end, where the assertion says what it expected.
+        const long = result.output.split(`  - ${ESCAPING}: an assertion with a long message of its caller says why at the end\n`)[1];
+        expect(String(long).split('\n')[0]).to.match(
+            /^ {6}the run's start \| line 0 of the run .* … .* the run's last line: Expected 'failed' to equal specified value: 'succeeded'$/,
+        );
+        expect(result.closing, result.output).to.equal('Tests: 2 passed, 4 failed, 1 skipped');
         expect(result.status).to.equal(1);
     });
 

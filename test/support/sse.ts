@@ -103,5 +103,12 @@ export function runEndState(messages: SseMessage[]): string {
 export async function runToEnd(browser: Browser, response: { status: number; text: string; body: unknown }) {
     expect(response.status, response.text).to.equal(202);
     const messages = await readEvents(browser, `/api/runs/${(response.body as { runId: number }).runId}/events`);
-    return { state: runEndState(messages), lines: runLines(messages), text: JSON.stringify(messages) };
+    const lines = runLines(messages);
+    return { state: runEndState(messages), lines, text: runLog(lines, messages) };
+}
+
+/** A run's log as its page shows it, one line per event and its end last: readable in an assertion's message. */
+export function runLog(lines: RunLine[], messages: SseMessage[]): string {
+    const end = messages.find((message) => message.event === 'end');
+    return [...lines.map((line) => `[${line.step}] ${line.level}: ${line.text}`), `end: ${end ? end.data : 'none'}`].join('\n');
 }
