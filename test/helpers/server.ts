@@ -47,6 +47,41 @@ async function blockFree(base: number, count: number): Promise<boolean> {
 }
 
 /**
+ * Ports handed out to the test processes running at once, one claim file each. A port free when a file picks it may
+ * be bound only later (an app's, at its deploy), and the file beside it could pick it meanwhile: a claim of a live
+ * process is never given out again. A claim whose process is gone is stale and taken over.
+ */
+const CLAIMS_DIR = Path.join(Os.tmpdir(), 'gatehouse-test-port-claims');
+const claimed: string[] = [];
+
+function claim(name: string): boolean {
+    const file = Path.join(CLAIMS_DIR, name);
+    Fs.mkdirSync(CLAIMS_DIR, { recursive: true });
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+        try {
+            Fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+            if (claimed.length === 0) process.once('exit', () => claimed.forEach((held) => Fs.rmSync(held, { force: true })));
+            claimed.push(file);
+            return true;
+        } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || processAlive(Number(Fs.readFileSync(file, 'utf8')))) return false;
+            Fs.rmSync(file, { force: true });
+        }
+    }
+
+    return false;
+}
+
+function processAlive(pid: number): boolean {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+}
+
+/**
  * Several free ports, distinct from one another, between 10000 and 20000 for a server or service a test starts: below
  * the kernel's ephemeral range, where the local end of any connection (a MariaDB client's, among hundreds) may take a
  * port that listen(0) just gave out before the service binds it, and below the apps' blocks (appHostPorts).
@@ -56,24 +91,28 @@ export async function freePorts(count: number): Promise<number[]> {
     for (let attempt = 0; ports.size < count; attempt += 1) {
         if (attempt >= 1_000) throw new Error(`no ${count} free ports between 10000 and 20000`);
         const port = 10_000 + Crypto.randomInt(0, 10_000);
-        if (!ports.has(port) && (await blockFree(port, 1))) ports.add(port);
+        if (!ports.has(port) && (await blockFree(port, 1)) && claim(`port-${port}`)) ports.add(port);
     }
 
     return [...ports];
 }
 
+const APP_PORT_BLOCK = 40;
+
 /**
  * The first of a block of free ports for a test file's apps (APPS_FIRST_HOST_PORT, from which each app gets the
  * next): below the kernel's ephemeral range (32768 and up), which the connections and port-0 listeners of the files
- * running beside it draw from, and so would take an app's port between its creation and its deploy.
+ * running beside it draw from, and so would take an app's port between its creation and its deploy. Blocks are
+ * aligned and claimed, so two files running at once never share a port.
  */
-export async function appHostPorts(count = 40): Promise<number> {
+export async function appHostPorts(): Promise<number> {
+    const blocks = (32_000 - 20_000) / APP_PORT_BLOCK;
     for (let attempt = 0; attempt < 100; attempt += 1) {
-        const base = 20_000 + Crypto.randomInt(0, 12_000 - count);
-        if (await blockFree(base, count)) return base;
+        const base = 20_000 + Crypto.randomInt(0, blocks) * APP_PORT_BLOCK;
+        if ((await blockFree(base, APP_PORT_BLOCK)) && claim(`apps-${base}`)) return base;
     }
 
-    throw new Error(`no block of ${count} free ports between 20000 and 32000`);
+    throw new Error(`no block of ${APP_PORT_BLOCK} free ports between 20000 and 32000`);
 }
 
 export function temporaryDirectory(prefix = 'gatehouse-test-'): string {
