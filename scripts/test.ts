@@ -207,6 +207,10 @@ function failureReason(report: LabJsonReport, fullTitle: string): string | undef
 // eslint-disable-next-line no-control-regex
 const ANSI_ESCAPE = /\u001b\[[0-9;]*m/g;
 
+// How much of a long failure message the closing summary keeps: its first and its last characters.
+const REASON_HEAD = 300;
+const REASON_TAIL = 900;
+
 /**
  * A failure's title with its message, both ends of a long one: the closing summary is what a CI log keeps when it
  * keeps only its tail, so it says why as well as what. An assertion puts its own words last, after the caller's
@@ -226,9 +230,6 @@ function withReason(title: string, reason: string | undefined): string {
     const short = lines.length > REASON_HEAD + REASON_TAIL ? `${lines.slice(0, REASON_HEAD)} … ${lines.slice(-REASON_TAIL)}` : lines;
     return `${title}\n      ${short}`;
 }
-
-const REASON_HEAD = 300;
-const REASON_TAIL = 900;
 
 /** An environment variable that is on: set, and neither `false` nor `0`. */
 function switchedOn(name: string): boolean {

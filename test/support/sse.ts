@@ -108,7 +108,7 @@ export async function runToEnd(browser: Browser, response: { status: number; tex
 }
 
 /** A run's log as its page shows it, one line per event and its end last: readable in an assertion's message. */
-export function runLog(lines: RunLine[], messages: SseMessage[]): string {
+function runLog(lines: RunLine[], messages: SseMessage[]): string {
     const end = messages.find((message) => message.event === 'end');
     return [...lines.map((line) => `[${line.step}] ${line.level}: ${line.text}`), `end: ${end ? end.data : 'none'}`].join('\n');
 }
