@@ -11,7 +11,7 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import type { Server } from '@hapi/hapi';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 
 import { ROOT_DIR, WEB_DIST_DIR } from '../../server.ts';
 import { Browser, signIn } from '../helpers/browser.ts';
@@ -417,5 +417,28 @@ export async function goLeavingUnsaved(page: Page, url: string): Promise<void> {
         await page.goto(url);
     } finally {
         page.off('dialog', leave);
+    }
+}
+
+/** What a page shows, for a failure's message: its address, its headings and any alert or status. */
+export async function describePage(page: Page): Promise<string> {
+    const texts = async (selector: string) =>
+        (
+            await page
+                .locator(selector)
+                .allInnerTexts()
+                .catch(() => [])
+        ).map((text) => text.trim().replace(/\s+/g, ' ').slice(0, 200));
+    const headings = await texts('h1, h2, h3');
+    const notices = await texts('[role="alert"], [role="status"]');
+    return `the page at ${page.url()} shows the headings ${JSON.stringify(headings)}${notices.length > 0 ? ` and ${JSON.stringify(notices)}` : ''}`;
+}
+
+/** Waits for the locator to be visible; when it is not, the error says what the page shows instead. */
+export async function waitShowing(page: Page, locator: Locator, what: string): Promise<void> {
+    try {
+        await locator.waitFor();
+    } catch (error) {
+        throw new Error(`${what} did not show (${(error as Error).message.split('\n')[0]}): ${await describePage(page)}`, { cause: error });
     }
 }

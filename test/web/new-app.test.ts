@@ -24,6 +24,7 @@ import {
     watchPage,
     type WebServer,
     goLeavingUnsaved,
+    waitShowing,
 } from './harness.ts';
 
 export const lab = Lab.script();
@@ -117,6 +118,8 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     const admin = () => web.admin as Browser;
     const appAnswer = async (name: string) => (await admin().get(`/api/apps/${name}`)).body as AppAnswer;
     const stepHeading = (name: string) => page.getByRole('heading', { level: 2, name });
+    /** Waits for the wizard to show the step; when it does not, the failure says what the page shows instead. */
+    const waitForStep = async (name: string) => await waitShowing(page, stepHeading(name), `the step "${name}"`);
     const next = async (label: RegExp) => await page.getByRole('button', { name: label }).click();
 
     const go = async (url: string) => await goLeavingUnsaved(page, url);
@@ -158,7 +161,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
     const openDraftAt = async (name: string, step: DraftStep, heading: string) => {
         await draftAt(name, step);
         await go(`${web.baseUrl}/apps/new?app=${name}`);
-        await stepHeading(heading).waitFor();
+        await waitForStep(heading);
     };
 
     before({ timeout: 600_000 }, async () => {
@@ -227,7 +230,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await checkAccessibility(page);
         await screenshot(page, 'new-app-1-name');
         await next(/^Next: the image$/);
-        await stepHeading('Image').waitFor();
+        await waitForStep('Image');
     });
 
     it('lists the catalog, then takes a typed image and a tag listed from its registry', async () => {
@@ -236,7 +239,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await page.getByLabel('Name (required)').fill(app);
         await page.getByText(`${app} is free`).waitFor();
         await next(/^Next: the image$/);
-        await stepHeading('Image').waitFor();
+        await waitForStep('Image');
         await page.getByLabel('From the catalog').check();
         const template = page.getByRole('list', { name: 'Templates' }).getByRole('listitem').filter({ hasText: 'Web UI test app' });
         await template.waitFor();
@@ -272,7 +275,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await screenshot(page, 'new-app-3-typed-image');
         await next(/^Create the draft$/);
         await page.waitForURL(`${web.baseUrl}/apps/new?app=${app}`);
-        await stepHeading('Sign-in method').waitFor();
+        await waitForStep('Sign-in method');
         expect((await appAnswer(app)).app.draft.step).to.equal('sign-in');
     });
 
@@ -305,7 +308,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await checkAccessibility(page);
         await screenshot(page, 'new-app-4-sign-in');
         await next(/^Save and continue: access and admin account$/);
-        await stepHeading('Access and admin account').waitFor();
+        await waitForStep('Access and admin account');
         expect((await appAnswer(app)).app.draft.account).to.equal('own');
     });
 
@@ -345,7 +348,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await checkAccessibility(page);
         await screenshot(page, 'new-app-5-access');
         await next(/^Save and continue: compose file$/);
-        await stepHeading('Compose file').waitFor();
+        await waitForStep('Compose file');
         const saved = await appAnswer(app);
         expect(saved.app.draft.adminUser).to.equal('boss');
         expect(saved.app.draft.auth?.groups?.map((group) => group.name)).to.equal(TEAMS);
@@ -354,16 +357,16 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         expect(saved.app.draft.auth?.access).to.equal('groups');
 
         await page.reload();
-        await stepHeading('Compose file').waitFor();
+        await waitForStep('Compose file');
         await page.getByRole('button', { name: /Access and admin account$/ }).click();
-        await stepHeading('Access and admin account').waitFor();
+        await waitForStep('Access and admin account');
         await ticked(TEAM).waitFor();
         expect(await ticked(TEAM).isChecked()).to.be.true();
         expect(await ticked('accounting').isChecked()).to.be.true();
         expect(await ticked(ADMINS_GROUP).isChecked()).to.be.false();
         expect(await hint.textContent()).to.equal(`Only members of ${TEAMS.join(', ')} get in.`);
         await next(/^Save and continue: compose file$/);
-        await stepHeading('Compose file').waitFor();
+        await waitForStep('Compose file');
     });
 
     it('edits the compose file as a form, with its lint findings and their fixes', async () => {
@@ -380,7 +383,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await checkAccessibility(page);
         await screenshot(page, 'new-app-6-compose');
         await next(/^Save and continue: nginx site$/);
-        await stepHeading('nginx site').waitFor();
+        await waitForStep('nginx site');
     });
 
     it('shows the nginx site as a form and as text, checked with nginx -t', async () => {
@@ -401,7 +404,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await page.getByRole('button', { name: 'Form', exact: true }).click();
         await form.waitFor();
         await next(/^Save and continue: secrets$/);
-        await stepHeading('Secrets').waitFor();
+        await waitForStep('Secrets');
     });
 
     it('generates the secret the compose file needs', async () => {
@@ -419,7 +422,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await checkAccessibility(page);
         await screenshot(page, 'new-app-8-secrets');
         await next(/^Save and continue: preview$/);
-        await stepHeading('Preview').waitFor();
+        await waitForStep('Preview');
         expect((await appAnswer(app)).app.draft.secrets.GREETING).to.have.length(24);
     });
 
@@ -440,7 +443,7 @@ describe('web UI: the new-app wizard, from a name to a deployed app', { timeout:
         await checkAccessibility(page);
         await screenshot(page, 'new-app-9-preview');
         await next(/^Save and continue: deploy$/);
-        await stepHeading('Deploy').waitFor();
+        await waitForStep('Deploy');
     });
 
     it('deploys with the live log visible, then opens the app page', async () => {
