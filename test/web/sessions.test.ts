@@ -152,6 +152,32 @@ describe('web UI: sessions', { timeout: 120_000 }, () => {
         expect(pathOf(viewer.page.url())).to.equal('/sign-in?next=%2Fapps%3Fstate%3Drunning');
     });
 
+    it('keeps a signed-in person on the page when reads get no answer at first, as when the connection drops', async () => {
+        const made = await web.admin?.post('/api/apps', { name: 'dropped-reads', image: 'example/web', tag: '1' });
+        expect(made?.status, made?.text).to.equal(201);
+        const editor = await web.signInAs('editor');
+        const dropped: string[] = [];
+        // The session check and the apps list each lose their first request: without an answer, not with an error.
+        for (const path of ['/api/auth/me', '/api/apps']) {
+            let first = true;
+            await editor.page.route(
+                (url) => url.pathname === path,
+                async (route) => {
+                    if (!first) return await route.continue();
+                    first = false;
+                    dropped.push(path);
+                    await route.abort('connectionreset');
+                },
+            );
+        }
+
+        await editor.page.goto(`${web.baseUrl}/apps`);
+        await editor.page.getByRole('link', { name: 'dropped-reads' }).first().waitFor();
+        expect(dropped.sort()).to.equal(['/api/apps', '/api/auth/me']);
+        expect(pathOf(editor.page.url())).to.equal('/apps');
+        expect(await editor.page.getByRole('alert').count()).to.equal(0);
+    });
+
     it('signs out: the session ends on the server and pages ask to sign in again', async () => {
         const editor = await web.signInAs('editor');
         await editor.page.goto(`${web.baseUrl}/`);

@@ -96,6 +96,29 @@ async function readBody(response: Response): Promise<unknown> {
     return text === '' ? undefined : text;
 }
 
+/** The pauses before asking a read again that got no answer at all. */
+const READ_RETRY_PAUSES_MS = [250, 1000];
+
+/**
+ * A GET that failed before any answer (the connection dropped, the machine's network changed under the browser) is
+ * asked again, twice, after a short pause: a read is safe to repeat, and a page must not take a dropped connection for
+ * an answer (a session check that fails that way would send a signed-in person to the sign-in page).
+ */
+async function fetchRead(path: string, init: RequestInit): Promise<Response> {
+    for (let attempt = 0; ; attempt += 1) {
+        try {
+            return await fetch(path, init);
+        } catch (error) {
+            const pause = READ_RETRY_PAUSES_MS[attempt];
+            if (pause === undefined) {
+                throw error;
+            }
+
+            await new Promise((resolve) => setTimeout(resolve, pause));
+        }
+    }
+}
+
 async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (method !== 'GET') {
@@ -109,12 +132,8 @@ async function request<T>(method: Method, path: string, body?: unknown): Promise
         headers['Content-Type'] = 'application/json';
     }
 
-    const response = await fetch(path, {
-        method,
-        headers,
-        credentials: 'same-origin',
-        body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const init: RequestInit = { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) };
+    const response = method === 'GET' ? await fetchRead(path, init) : await fetch(path, init);
     const parsed = await readBody(response);
     if (!response.ok) {
         const expected = SIGN_IN_CALLS.includes(path.split('?')[0] ?? path) || isPublicPage(window.location.pathname);
