@@ -176,6 +176,7 @@ describe('web UI: sessions', { timeout: 120_000 }, () => {
         expect(dropped.sort()).to.equal(['/api/apps', '/api/auth/me']);
         expect(pathOf(editor.page.url())).to.equal('/apps');
         expect(await editor.page.getByRole('alert').count()).to.equal(0);
+        await screenshot(editor.page, 'apps-after-dropped-reads');
     });
 
     it('signs out: the session ends on the server and pages ask to sign in again', async () => {
