@@ -54,7 +54,7 @@ async function csrfToken(): Promise<string | undefined> {
         return existing;
     }
 
-    await fetch('/api/setup/status', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+    await fetchRead('/api/setup/status', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
     return cookieValue(CSRF_COOKIE);
 }
 
