@@ -1,18 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import Fs from 'node:fs';
-import Os from 'node:os';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
 import * as Lab from '@hapi/lab';
 
-import { appHostPorts, freePorts } from './server.ts';
+import { appHostPorts, freePorts, PORT_CLAIMS_DIR } from './server.ts';
 
 export const lab = Lab.script();
 const { describe, it } = lab;
 const { expect } = Code;
 
-const CLAIMS_DIR = Path.join(Os.tmpdir(), 'gatehouse-test-port-claims');
 const HELPER = Path.join(import.meta.dirname, 'server.ts');
 
 /** Ports a separate test process is given, while it runs, and the claim files it leaves once it has exited. */
@@ -22,7 +20,7 @@ function portsOfAnotherProcess(): { blocks: number[]; ports: number[]; claimsWhi
         'const blocks = [];',
         'for (let index = 0; index < 5; index += 1) blocks.push(await appHostPorts());',
         'const ports = await freePorts(20);',
-        `const claimsWhileRunning = (await import('node:fs')).readdirSync(${JSON.stringify(CLAIMS_DIR)});`,
+        `const claimsWhileRunning = (await import('node:fs')).readdirSync(${JSON.stringify(PORT_CLAIMS_DIR)});`,
         'console.log(JSON.stringify({ blocks, ports, claimsWhileRunning }));',
     ].join('\n');
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
@@ -43,7 +41,7 @@ describe('test ports', () => {
         expect(new Set([...blocks, ...other.blocks]).size).to.equal(8);
         expect(new Set([...ports, ...other.ports]).size).to.equal(40);
         expect(other.claimsWhileRunning).to.include(other.blocks.map((base) => `apps-${base}`));
-        const left = Fs.readdirSync(CLAIMS_DIR);
+        const left = Fs.readdirSync(PORT_CLAIMS_DIR);
         expect(left).to.include(blocks.map((base) => `apps-${base}`));
         expect(left).to.not.include(other.blocks.map((base) => `apps-${base}`));
         expect(left).to.not.include(other.ports.map((port) => `port-${port}`));

@@ -51,12 +51,12 @@ async function blockFree(base: number, count: number): Promise<boolean> {
  * be bound only later (an app's, at its deploy), and the file beside it could pick it meanwhile: a claim of a live
  * process is never given out again. A claim whose process is gone is stale and taken over.
  */
-const CLAIMS_DIR = Path.join(Os.tmpdir(), 'gatehouse-test-port-claims');
+export const PORT_CLAIMS_DIR = Path.join(Os.tmpdir(), 'gatehouse-test-port-claims');
 const claimed: string[] = [];
 
 function claim(name: string): boolean {
-    const file = Path.join(CLAIMS_DIR, name);
-    Fs.mkdirSync(CLAIMS_DIR, { recursive: true });
+    const file = Path.join(PORT_CLAIMS_DIR, name);
+    Fs.mkdirSync(PORT_CLAIMS_DIR, { recursive: true });
     for (let attempt = 0; attempt < 2; attempt += 1) {
         try {
             Fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
